@@ -1,0 +1,135 @@
+/* tensorplan: the graph IR.
+ *
+ * Nodes live in build order: a node's id is its index, and a builder appends sources
+ * before consumers, so id order is a topological order and is the execution order the
+ * allocator and scheduler use. tp_graph_add_node does not itself require src < id (a
+ * test must be able to build a cycle to see it refused); tp_graph_check refuses cycles
+ * and out-of-range sources, and the JSON reader refuses any src >= id. */
+#ifndef TENSORPLAN_GRAPH_H
+#define TENSORPLAN_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplan/planner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tp_op {
+    TP_OP_INPUT = 0, /* host-filled; no sources                                        */
+    TP_OP_GET_ROWS,  /* 1 src (i32 ids): rows of weight p.weight; 2 srcs (x, ids): gather */
+    TP_OP_RMS_NORM,  /* 1 src; weight p.weight, epsilon p.eps                           */
+    TP_OP_MUL_MAT,   /* 1 src; y = W x (+ b), W = p.weight stored [out][in], b = p.bias  */
+    TP_OP_ROPE,      /* 2 srcs (x, positions); NEOX; p.n_head heads of p.head_dim, base  */
+    TP_OP_KV_STORE,  /* 3 srcs (k, v, positions); writes layer p.layer's K and V regions */
+    TP_OP_KV_LOAD,   /* no srcs: a view of layer p.layer's K region                      */
+    TP_OP_ATTN,      /* 3 srcs (q, kv_load, positions); grouped-query, causal             */
+    TP_OP_ADD,       /* 2 srcs, elementwise                                              */
+    TP_OP_MUL,       /* 2 srcs, elementwise                                              */
+    TP_OP_SILU,      /* 1 src, elementwise                                               */
+    TP_OP_SWIGLU,    /* 2 srcs (gate, up): silu(gate) * up                               */
+    TP_OP_COUNT
+} tp_op;
+
+typedef enum tp_dtype { TP_DTYPE_F32 = 0, TP_DTYPE_F16, TP_DTYPE_I32, TP_DTYPE_Q8_0 } tp_dtype;
+
+/* Backends are small integers; 0 and 1 always exist. */
+#define TP_BACKEND_UNSET (-1)
+#define TP_BACKEND_CPU 0
+#define TP_BACKEND_QUEUED 1
+#define TP_MAX_BACKENDS 4
+
+#define TP_MAX_SRC 4
+#define TP_NAME_MAX 64
+
+typedef struct tp_node_params {
+    int layer;                  /* decoder layer the node belongs to, -1 for none          */
+    float eps;                  /* rms_norm                                                */
+    float rope_base;            /* rope                                                    */
+    int n_head, n_head_kv;      /* rope (n_head = heads of this tensor), attn              */
+    int head_dim;               /* rope, attn, kv ops                                      */
+    char weight[TP_NAME_MAX];   /* mul_mat / rms_norm / get_rows weight name, "" if none   */
+    char bias[TP_NAME_MAX];     /* mul_mat bias name, "" if none                           */
+} tp_node_params;
+
+typedef struct tp_node {
+    size_t id;                  /* == index in graph->nodes                                */
+    char name[TP_NAME_MAX];
+    tp_op op;
+    size_t n_src;
+    size_t src[TP_MAX_SRC];     /* order matters                                           */
+    int64_t shape[4];           /* feature dimension first: [d, n_tokens, 1, 1]            */
+    tp_dtype dtype;
+    int backend;                /* TP_BACKEND_UNSET until assignment                       */
+    tp_node_params p;
+    char *extra;                /* unknown JSON keys as a JSON object text, preserved on
+                                   output; owned by the graph; NULL when none              */
+} tp_node;
+
+typedef struct tp_graph {
+    tp_node *nodes;
+    size_t n_nodes, cap_nodes;
+    size_t *inputs;
+    size_t n_inputs, cap_inputs;
+    size_t *outputs;
+    size_t n_outputs, cap_outputs;
+    uint64_t uid;               /* distinct per built graph in a process                  */
+    int64_t n_ctx;              /* KV context the kv ops were sized for; 0 if none        */
+    char model[TP_NAME_MAX];    /* informational                                          */
+    char kind[16];              /* "prefill", "decode" or ""                             */
+} tp_graph;
+
+/* The parameters a graph is built for: the graph cache's reuse identity. n_past is
+ * deliberately absent: positions are data, not structure. */
+typedef struct tp_graph_params {
+    size_t n_tokens;
+    size_t n_out;               /* rows of logits wanted (n_out < n_tokens: tail rows)   */
+    size_t n_ctx;
+    int fuse_ffn;               /* SwiGLU fusion on                                      */
+    int fuse_qkv;               /* QKV fusion toggle (part of the identity)              */
+    int queued_layers;          /* layers [0, k) on the queued backend                   */
+    uint64_t weights_version;
+} tp_graph_params;
+
+const char *tp_op_name(tp_op op);
+tp_status tp_op_from_name(const char *name, tp_op *op);
+const char *tp_dtype_name(tp_dtype dtype);
+tp_status tp_dtype_from_name(const char *name, tp_dtype *dtype);
+const char *tp_backend_name(int backend);          /* "cpu", "queued", ... or "unset" */
+tp_status tp_backend_from_name(const char *name, int *backend);
+
+/* A node template with every field at its neutral value (layer -1, backend unset). */
+tp_node tp_node_init(tp_op op, const char *name);
+size_t tp_node_elements(const tp_node *node);        /* product of shape              */
+
+tp_status tp_graph_create(tp_graph **out);
+void tp_graph_destroy(tp_graph *graph);
+/* Appends a copy of *node (its id is overwritten, extra is deep-copied). */
+tp_status tp_graph_add_node(tp_graph *graph, const tp_node *node, size_t *id);
+/* Appends an input node of shape [n, 1, 1, 1] and records it in graph->inputs. */
+tp_status tp_graph_add_input(tp_graph *graph, const char *name, size_t n, tp_dtype dtype,
+                             size_t *id);
+tp_status tp_graph_mark_output(tp_graph *graph, size_t id);
+/* Finds an input by name (inputs are found by name, never by position). */
+tp_status tp_graph_find_input(const tp_graph *graph, const char *name, size_t *id);
+
+/* Refuses out-of-range sources, inputs, outputs, and cycles (a Kahn sort; the order it
+ * finds is only a check and is never used for anything else). */
+tp_status tp_graph_check(const tp_graph *graph);
+/* tp_graph_check plus per-op arity, shapes and parameters (layer on kv ops and attn). */
+tp_status tp_graph_validate(const tp_graph *graph);
+
+/* Assignment: every node still unset gets `queued` if its layer is in [0, queued_layers),
+ * else `cpu`. Nodes already assigned keep their backend. */
+tp_status tp_graph_assign_backends(tp_graph *graph, int queued_layers);
+/* Rewrites mul(silu(x), y) to swiglu(x, y) (the silu is left orphaned, hence dead).
+ * *fused (may be NULL) receives how many were rewritten. */
+tp_status tp_graph_fuse_swiglu(tp_graph *graph, size_t *fused);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_GRAPH_H */

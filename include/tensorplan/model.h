@@ -1,0 +1,46 @@
+/* tensorplan: Qwen2-family models: configs and the graph builder. */
+#ifndef TENSORPLAN_MODEL_H
+#define TENSORPLAN_MODEL_H
+
+#include "tensorplan/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_model_config {
+    char name[TP_NAME_MAX];
+    int n_embd;        /* ne */
+    int n_head;        /* nh */
+    int n_head_kv;     /* nkv */
+    int head_dim;      /* hd */
+    int n_ff;          /* nf */
+    int n_layer;
+    int vocab;
+    int max_ctx;       /* the model's maximum context */
+    float rms_eps;
+    float rope_base;
+    int qkv_bias;      /* q/k/v projections carry a bias */
+    int tied_embeddings; /* lm_head reads token_embd.weight */
+} tp_model_config;
+
+/* Built-in configs: "qwen2.5-0.5b" (the real shapes) and "tiny" (3 layers, small widths). */
+tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
+/* Comma-separated names of the built-in configs, for help texts. */
+const char *tp_model_builtin_names(void);
+
+/* Weight names follow GGUF: token_embd.weight, output_norm.weight, output.weight (absent when
+ * tied), blk.L.attn_norm.weight, blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.weight,
+ * blk.L.ffn_norm.weight, blk.L.ffn_{gate,up,down}.weight. */
+
+/* Builds the decoder graph of engine.md section 2 for params (n_tokens, n_out, n_ctx), then
+ * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
+ * fuses SwiGLU. The caller destroys *out. */
+tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
+                               tp_graph **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_MODEL_H */

@@ -1,0 +1,36 @@
+/* The command line: shared exit codes and the subcommand table. */
+#ifndef TP_TOOLS_CLI_H
+#define TP_TOOLS_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes, the same for every subcommand (documented in README and --help). */
+enum {
+    TP_EXIT_OK = 0,        /* done (and, with --capacity, fits)                        */
+    TP_EXIT_ERROR = 1,     /* a runtime failure: out of memory, I/O error, ...          */
+    TP_EXIT_USAGE = 2,     /* bad command line                                          */
+    TP_EXIT_BAD_INPUT = 3, /* an input file was refused (the message names file+line)   */
+    TP_EXIT_NO_FIT = 4,    /* planned or checked, but it does not fit / is not valid    */
+};
+
+typedef struct tp_command {
+    const char *name;
+    const char *summary;                 /* one line for `tensorplan --help`           */
+    int (*run)(int argc, char **argv);   /* argv[0] is the subcommand name             */
+    void (*help)(FILE *out);             /* full help for `tensorplan help NAME`       */
+} tp_command;
+
+/* Each subcommand lives in tools/cmd_NAME.c and exports these two. */
+int tp_cmd_plan(int argc, char **argv);
+void tp_help_plan(FILE *out);
+int tp_cmd_validate(int argc, char **argv);
+void tp_help_validate(FILE *out);
+
+/* Prints "tensorplan: MESSAGE" on one line to stderr. */
+void tp_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,93 @@
+/* tensorplan: the command-line front door. Dispatches to one file per subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef TP_VERSION
+#define TP_VERSION "0.0.0"
+#endif
+
+static const tp_command commands[] = {
+    {"plan", "place tensors of a MiniMalloc CSV problem in one arena", tp_cmd_plan, tp_help_plan},
+    {"validate", "check any solution of a MiniMalloc CSV problem", tp_cmd_validate,
+     tp_help_validate},
+};
+static const size_t command_count = sizeof commands / sizeof commands[0];
+
+void tp_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tensorplan: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "tensorplan %s: plans where every tensor of a compute graph lives and what runs "
+            "before what.\n\n"
+            "usage: tensorplan COMMAND [ARGS...]\n"
+            "       tensorplan help COMMAND | tensorplan COMMAND --help\n"
+            "       tensorplan --version\n\ncommands:\n",
+            TP_VERSION);
+    for (size_t i = 0; i < command_count; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\nexit codes: 0 done, 1 runtime error, 2 bad command line, 3 input refused,\n"
+            "            4 does not fit (or the solution is invalid)\n");
+}
+
+static const tp_command *find(const char *name)
+{
+    for (size_t i = 0; i < command_count; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return TP_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return TP_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("tensorplan %s\n", TP_VERSION);
+        return TP_EXIT_OK;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return TP_EXIT_OK;
+        }
+        const tp_command *cmd = find(argv[2]);
+        if (!cmd) {
+            tp_cli_error("no command '%s' (try 'tensorplan --help')", argv[2]);
+            return TP_EXIT_USAGE;
+        }
+        cmd->help(stdout);
+        return TP_EXIT_OK;
+    }
+    const tp_command *cmd = find(name);
+    if (!cmd) {
+        tp_cli_error("no command '%s' (try 'tensorplan --help')", name);
+        return TP_EXIT_USAGE;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cmd->help(stdout);
+            return TP_EXIT_OK;
+        }
+    }
+    return cmd->run(argc - 1, argv + 1);
+}
