@@ -1,1 +1,0 @@
-int tp_io_placeholder(void); int tp_io_placeholder(void){return 0;}
