@@ -118,8 +118,23 @@ tp_status tp_graph_find_input(const tp_graph *graph, const char *name, size_t *i
 /* Refuses out-of-range sources, inputs, outputs, and cycles (a Kahn sort; the order it
  * finds is only a check and is never used for anything else). */
 tp_status tp_graph_check(const tp_graph *graph);
-/* tp_graph_check plus per-op arity, shapes and parameters (layer on kv ops and attn). */
+/* tp_graph_check plus per-op arity, shapes, dtypes and parameters (layer on kv ops and attn,
+ * n_ctx when kv ops exist). The message names the node and the field. */
 tp_status tp_graph_validate(const tp_graph *graph);
+/* Like tp_graph_validate, for readers that report their own paths: the message holds only
+ * the problem ("expected ..., got ..."); *bad_node (may be NULL) receives the offending
+ * node's index, or SIZE_MAX for a graph-level problem; where[where_size] (may be NULL)
+ * receives the field: "src[1]", "shape[0]", "layer", ... for a node, "inputs[2]" or "n_ctx"
+ * for the graph, "" when tp_graph_check refused (its message is then complete). */
+tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
+                                   size_t where_size);
+
+/* n_consumers[graph->n_nodes] receives how many source entries name each node (duplicates
+ * count; out-of-range sources are ignored). */
+tp_status tp_graph_count_consumers(const tp_graph *graph, size_t *n_consumers);
+/* Nodes nobody reads that are neither inputs, outputs, nor kv ops (which write persistent
+ * state): the nodes an allocator leaves unmapped, e.g. the silu orphaned by fusion. */
+size_t tp_graph_count_dead(const tp_graph *graph);
 
 /* Assignment: every node still unset gets `queued` if its layer is in [0, queued_layers),
  * else `cpu`. Nodes already assigned keep their backend. */

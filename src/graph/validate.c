@@ -1,0 +1,393 @@
+/* Per-op validation: arity, shapes, dtypes and parameters that the kernels and the allocator
+ * rely on. Each refusal names the node and the field, so a file reader can turn it into a
+ * path such as nodes[7].src[1]. */
+#include "tensorplan/graph.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+typedef struct vctx {
+    const tp_graph *g;
+    size_t node;      /* offending node, SIZE_MAX for graph-level problems */
+    char *where;
+    size_t where_size;
+} vctx;
+
+static tp_status refuse(vctx *c, size_t node, const char *where, const char *fmt, ...)
+    TP_PRINTF(4, 5);
+
+static tp_status refuse(vctx *c, size_t node, const char *where, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->node = node;
+    if (c->where && c->where_size)
+        snprintf(c->where, c->where_size, "%s", where);
+    return tp_fail(TP_ERR_INVALID, "%s", msg);
+}
+
+static int same_shape(const tp_node *a, const tp_node *b)
+{
+    for (int d = 0; d < 4; d++)
+        if (a->shape[d] != b->shape[d])
+            return 0;
+    return 1;
+}
+
+static const char *shape_str(const tp_node *n, char *buf, size_t size)
+{
+    snprintf(buf, size, "[%lld, %lld, %lld, %lld]", (long long)n->shape[0],
+             (long long)n->shape[1], (long long)n->shape[2], (long long)n->shape[3]);
+    return buf;
+}
+
+static int is_vector(const tp_node *n)
+{
+    return n->shape[1] == 1 && n->shape[2] == 1 && n->shape[3] == 1;
+}
+
+static int is_matrix(const tp_node *n)
+{
+    return n->shape[2] == 1 && n->shape[3] == 1;
+}
+
+/* Sources holding token ids or positions: an i32 vector of exactly `len` entries. */
+static tp_status want_index_src(vctx *c, size_t i, size_t k, int64_t len, const char *what)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    const tp_node *s = &c->g->nodes[nd->src[k]];
+    char where[16];
+    snprintf(where, sizeof where, "src[%zu]", k);
+    if (s->dtype != TP_DTYPE_I32)
+        return refuse(c, i, where, "expected %s as an i32 node, got %s node %zu (%s)", what,
+                      tp_dtype_name(s->dtype), s->id, s->name);
+    if (!is_vector(s) || s->shape[0] != len)
+        return refuse(c, i, where,
+                      "expected %s of shape [%lld, 1, 1, 1], got node %zu (%s) of shape "
+                      "[%lld, %lld, %lld, %lld]",
+                      what, (long long)len, s->id, s->name, (long long)s->shape[0],
+                      (long long)s->shape[1], (long long)s->shape[2], (long long)s->shape[3]);
+    return TP_OK;
+}
+
+static tp_status want_f32_src(vctx *c, size_t i, size_t k)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    const tp_node *s = &c->g->nodes[nd->src[k]];
+    if (s->dtype == TP_DTYPE_F32)
+        return TP_OK;
+    char where[16];
+    snprintf(where, sizeof where, "src[%zu]", k);
+    return refuse(c, i, where, "expected an f32 source, got %s node %zu (%s)",
+                  tp_dtype_name(s->dtype), s->id, s->name);
+}
+
+static tp_status want_same_shape_src(vctx *c, size_t i, size_t k)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    const tp_node *s = &c->g->nodes[nd->src[k]];
+    if (same_shape(nd, s))
+        return TP_OK;
+    char where[16], a[96], b[96];
+    snprintf(where, sizeof where, "src[%zu]", k);
+    return refuse(c, i, where, "expected a source of the node's shape %s, got node %zu (%s) of "
+                  "shape %s", shape_str(nd, a, sizeof a), s->id, s->name,
+                  shape_str(s, b, sizeof b));
+}
+
+static tp_status want_layer(vctx *c, size_t i)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    if (nd->p.layer >= 0)
+        return TP_OK;
+    return refuse(c, i, "layer", "expected a layer >= 0 on op %s, got %d", tp_op_name(nd->op),
+                  nd->p.layer);
+}
+
+static tp_status want_heads(vctx *c, size_t i, int n_head, const char *key)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    if (n_head <= 0)
+        return refuse(c, i, key, "expected a positive head count on op %s, got %d",
+                      tp_op_name(nd->op), n_head);
+    if (nd->p.head_dim <= 0 || nd->p.head_dim % 2 != 0)
+        return refuse(c, i, "head_dim", "expected a positive even head_dim on op %s, got %d",
+                      tp_op_name(nd->op), nd->p.head_dim);
+    return TP_OK;
+}
+
+#define TRY(expr)                                                                              \
+    do {                                                                                       \
+        tp_status st_ = (expr);                                                                \
+        if (st_ != TP_OK)                                                                      \
+            return st_;                                                                        \
+    } while (0)
+
+static tp_status validate_node(vctx *c, size_t i)
+{
+    const tp_graph *g = c->g;
+    const tp_node *nd = &g->nodes[i];
+    char a[96], b[96];
+
+    for (int d = 0; d < 4; d++) {
+        if (nd->shape[d] <= 0) {
+            char where[16];
+            snprintf(where, sizeof where, "shape[%d]", d);
+            return refuse(c, i, where, "expected a positive extent, got %lld",
+                          (long long)nd->shape[d]);
+        }
+    }
+    size_t elems = 1;
+    for (int d = 0; d < 4; d++) {
+        if ((uint64_t)nd->shape[d] > SIZE_MAX / elems)
+            return refuse(c, i, "shape", "expected at most %zu elements, got an overflow",
+                          SIZE_MAX);
+        elems *= (size_t)nd->shape[d];
+    }
+    if ((int)nd->dtype < 0 || nd->dtype > TP_DTYPE_Q8_0)
+        return refuse(c, i, "dtype", "expected a dtype (f32, f16, i32, q8_0), got %d",
+                      (int)nd->dtype);
+    if (nd->backend < TP_BACKEND_UNSET || nd->backend >= TP_MAX_BACKENDS)
+        return refuse(c, i, "backend", "expected a backend in [0, %d) or unset, got %d",
+                      TP_MAX_BACKENDS, nd->backend);
+    if (nd->p.layer < -1)
+        return refuse(c, i, "layer", "expected a layer >= 0 (or none), got %d", nd->p.layer);
+
+    static const int arity[TP_OP_COUNT] = {
+        [TP_OP_INPUT] = 0, [TP_OP_GET_ROWS] = -1, [TP_OP_RMS_NORM] = 1, [TP_OP_MUL_MAT] = 1,
+        [TP_OP_ROPE] = 2,  [TP_OP_KV_STORE] = 3,  [TP_OP_KV_LOAD] = 0,  [TP_OP_ATTN] = 3,
+        [TP_OP_ADD] = 2,   [TP_OP_MUL] = 2,       [TP_OP_SILU] = 1,     [TP_OP_SWIGLU] = 2,
+    };
+    int want = arity[nd->op];
+    if (want >= 0 && nd->n_src != (size_t)want)
+        return refuse(c, i, "src", "expected %d source%s for op %s, got %zu", want,
+                      want == 1 ? "" : "s", tp_op_name(nd->op), nd->n_src);
+    if (want < 0 && nd->n_src != 1 && nd->n_src != 2)
+        return refuse(c, i, "src", "expected 1 or 2 sources for op %s, got %zu",
+                      tp_op_name(nd->op), nd->n_src);
+
+    /* Every op but input computes in f32; the i32 nodes are host-filled ids and positions. */
+    if (nd->op == TP_OP_INPUT) {
+        if (nd->dtype != TP_DTYPE_I32 && nd->dtype != TP_DTYPE_F32)
+            return refuse(c, i, "dtype", "expected i32 or f32 for an input, got %s",
+                          tp_dtype_name(nd->dtype));
+    } else if (nd->dtype != TP_DTYPE_F32) {
+        return refuse(c, i, "dtype", "expected f32 for op %s, got %s", tp_op_name(nd->op),
+                      tp_dtype_name(nd->dtype));
+    }
+
+    switch (nd->op) {
+    case TP_OP_INPUT: {
+        int listed = 0;
+        for (size_t k = 0; k < g->n_inputs; k++)
+            listed |= g->inputs[k] == i;
+        if (!listed)
+            return refuse(c, i, "op", "expected every input node to be listed in inputs, "
+                          "node %zu is not", i);
+        break;
+    }
+    case TP_OP_GET_ROWS:
+        if (!is_matrix(nd))
+            return refuse(c, i, "shape", "expected [d, rows, 1, 1] for get_rows, got %s",
+                          shape_str(nd, a, sizeof a));
+        if (nd->n_src == 1) {
+            if (!nd->p.weight[0])
+                return refuse(c, i, "weight",
+                              "expected the name of the table get_rows reads, got none");
+            TRY(want_index_src(c, i, 0, nd->shape[1], "row ids"));
+        } else {
+            const tp_node *x = &g->nodes[nd->src[0]];
+            TRY(want_f32_src(c, i, 0));
+            if (!is_matrix(x) || x->shape[0] != nd->shape[0])
+                return refuse(c, i, "src[0]", "expected rows of width %lld, got node %zu (%s) "
+                              "of shape %s", (long long)nd->shape[0], x->id, x->name,
+                              shape_str(x, a, sizeof a));
+            TRY(want_index_src(c, i, 1, nd->shape[1], "row ids"));
+        }
+        break;
+    case TP_OP_RMS_NORM:
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_same_shape_src(c, i, 0));
+        if (!isfinite(nd->p.eps) || nd->p.eps < 0.0f)
+            return refuse(c, i, "eps", "expected a finite eps >= 0, got %g", (double)nd->p.eps);
+        break;
+    case TP_OP_MUL_MAT: {
+        const tp_node *x = &g->nodes[nd->src[0]];
+        TRY(want_f32_src(c, i, 0));
+        if (!nd->p.weight[0])
+            return refuse(c, i, "weight", "expected the name of the matrix mul_mat applies, got "
+                          "none");
+        if (x->shape[1] != nd->shape[1] || x->shape[2] != nd->shape[2] ||
+            x->shape[3] != nd->shape[3])
+            return refuse(c, i, "src[0]", "expected a source with the node's rows (shape [*, "
+                          "%lld, %lld, %lld]), got node %zu (%s) of shape %s",
+                          (long long)nd->shape[1], (long long)nd->shape[2],
+                          (long long)nd->shape[3], x->id, x->name, shape_str(x, b, sizeof b));
+        break;
+    }
+    case TP_OP_ROPE:
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_same_shape_src(c, i, 0));
+        if (!is_matrix(nd))
+            return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for rope, got %s",
+                          shape_str(nd, a, sizeof a));
+        TRY(want_index_src(c, i, 1, nd->shape[1], "positions"));
+        TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+        if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
+            return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
+                          (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
+        if (!isfinite(nd->p.rope_base) || nd->p.rope_base <= 0.0f)
+            return refuse(c, i, "rope_base", "expected a finite rope_base > 0, got %g",
+                          (double)nd->p.rope_base);
+        break;
+    case TP_OP_KV_STORE: {
+        TRY(want_layer(c, i));
+        const tp_node *k = &g->nodes[nd->src[0]], *v = &g->nodes[nd->src[1]];
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_f32_src(c, i, 1));
+        if (!is_matrix(k) || k->shape[0] != nd->shape[0])
+            return refuse(c, i, "src[0]", "expected K of shape [%lld, tokens, 1, 1], got node "
+                          "%zu (%s) of shape %s", (long long)nd->shape[0], k->id, k->name,
+                          shape_str(k, a, sizeof a));
+        if (!same_shape(k, v))
+            return refuse(c, i, "src[1]", "expected V of K's shape %s, got node %zu (%s) of "
+                          "shape %s", shape_str(k, a, sizeof a), v->id, v->name,
+                          shape_str(v, b, sizeof b));
+        if (k->shape[1] > nd->shape[1])
+            return refuse(c, i, "src[0]", "expected at most %lld tokens (the context), got %lld",
+                          (long long)nd->shape[1], (long long)k->shape[1]);
+        TRY(want_index_src(c, i, 2, k->shape[1], "positions"));
+        break;
+    }
+    case TP_OP_KV_LOAD:
+        TRY(want_layer(c, i));
+        break;
+    case TP_OP_ATTN: {
+        TRY(want_layer(c, i));
+        const tp_node *kv = &g->nodes[nd->src[1]];
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_same_shape_src(c, i, 0));
+        if (!is_matrix(nd))
+            return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for attn, got %s",
+                          shape_str(nd, a, sizeof a));
+        if ((kv->op != TP_OP_KV_LOAD && kv->op != TP_OP_KV_STORE) || kv->p.layer != nd->p.layer)
+            return refuse(c, i, "src[1]", "expected a kv_load of layer %d, got node %zu (%s), "
+                          "op %s of layer %d", nd->p.layer, kv->id, kv->name,
+                          tp_op_name(kv->op), kv->p.layer);
+        TRY(want_index_src(c, i, 2, nd->shape[1], "positions"));
+        TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+        if (nd->p.n_head_kv <= 0 || nd->p.n_head % nd->p.n_head_kv != 0)
+            return refuse(c, i, "n_head_kv", "expected a positive divisor of n_head %d, got %d",
+                          nd->p.n_head, nd->p.n_head_kv);
+        if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
+            return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
+                          (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
+        if ((int64_t)nd->p.n_head_kv * nd->p.head_dim != kv->shape[0])
+            return refuse(c, i, "src[1]", "expected a KV region of width n_head_kv * head_dim "
+                          "= %lld, got node %zu (%s) of width %lld",
+                          (long long)nd->p.n_head_kv * nd->p.head_dim, kv->id, kv->name,
+                          (long long)kv->shape[0]);
+        break;
+    }
+    case TP_OP_ADD:
+    case TP_OP_MUL:
+    case TP_OP_SWIGLU:
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_f32_src(c, i, 1));
+        TRY(want_same_shape_src(c, i, 0));
+        TRY(want_same_shape_src(c, i, 1));
+        break;
+    case TP_OP_SILU:
+        TRY(want_f32_src(c, i, 0));
+        TRY(want_same_shape_src(c, i, 0));
+        break;
+    case TP_OP_COUNT:
+        break;
+    }
+
+    if (nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD) {
+        if (!is_matrix(nd))
+            return refuse(c, i, "shape", "expected [width, n_ctx, 1, 1] for %s, got %s",
+                          tp_op_name(nd->op), shape_str(nd, a, sizeof a));
+        if (g->n_ctx <= 0)
+            return refuse(c, SIZE_MAX, "n_ctx", "expected a positive context length (node %zu "
+                          "is a %s), got %lld", i, tp_op_name(nd->op), (long long)g->n_ctx);
+        if (nd->shape[1] != g->n_ctx)
+            return refuse(c, i, "shape[1]", "expected the context length n_ctx = %lld, got %lld",
+                          (long long)g->n_ctx, (long long)nd->shape[1]);
+        if (nd->p.head_dim > 0 && nd->shape[0] % nd->p.head_dim != 0)
+            return refuse(c, i, "shape[0]", "expected a multiple of head_dim %d, got %lld",
+                          nd->p.head_dim, (long long)nd->shape[0]);
+        /* One K and one V region per layer: every KV node of a layer must agree on its size. */
+        for (size_t j = 0; j < i; j++) {
+            const tp_node *o = &g->nodes[j];
+            if ((o->op == TP_OP_KV_STORE || o->op == TP_OP_KV_LOAD) &&
+                o->p.layer == nd->p.layer && !same_shape(o, nd))
+                return refuse(c, i, "shape", "expected the shape %s of node %zu (%s), the same "
+                              "layer's KV region, got %s", shape_str(o, a, sizeof a), o->id,
+                              o->name, shape_str(nd, b, sizeof b));
+        }
+    }
+    return TP_OK;
+}
+
+tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
+                                   size_t where_size)
+{
+    vctx c = {graph, SIZE_MAX, where, where_size};
+    if (bad_node)
+        *bad_node = SIZE_MAX;
+    if (where && where_size)
+        where[0] = '\0';
+    TRY(tp_graph_check(graph));
+    for (size_t k = 0; k < graph->n_inputs; k++) {
+        size_t id = graph->inputs[k];
+        char w[32];
+        snprintf(w, sizeof w, "inputs[%zu]", k);
+        if (graph->nodes[id].op != TP_OP_INPUT) {
+            tp_status st = refuse(&c, SIZE_MAX, w, "expected the id of an input node, got %zu "
+                                  "(%s, op %s)", id, graph->nodes[id].name,
+                                  tp_op_name(graph->nodes[id].op));
+            return st;
+        }
+        /* Inputs are filled by name, so a name must designate one input. */
+        for (size_t j = 0; j < k; j++) {
+            if (graph->inputs[j] == id ||
+                strcmp(graph->nodes[graph->inputs[j]].name, graph->nodes[id].name) == 0)
+                return refuse(&c, SIZE_MAX, w, "expected a distinct input, got node %zu (%s) "
+                              "again", id, graph->nodes[id].name);
+        }
+    }
+    tp_status st = TP_OK;
+    for (size_t i = 0; i < graph->n_nodes && st == TP_OK; i++)
+        st = validate_node(&c, i);
+    if (st != TP_OK && bad_node)
+        *bad_node = c.node;
+    return st;
+}
+
+tp_status tp_graph_validate(const tp_graph *graph)
+{
+    size_t node;
+    char where[32];
+    tp_status st = tp_graph_validate_detail(graph, &node, where, sizeof where);
+    if (st == TP_OK || !graph)
+        return st;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tp_last_error());
+    if (node != SIZE_MAX)
+        return tp_fail(st, "node %zu (%s): %s%s%s", node, graph->nodes[node].name, where,
+                       where[0] ? ": " : "", msg);
+    if (where[0])
+        return tp_fail(st, "graph: %s: %s", where, msg);
+    return tp_fail(st, "%s", msg);
+}
