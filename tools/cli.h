@@ -26,6 +26,20 @@ void tp_help_plan(FILE *out);
 int tp_cmd_validate(int argc, char **argv);
 void tp_help_validate(FILE *out);
 
+/* Option parsing shared by subcommands (tools/cli_util.c).
+ * If argv[*i] is the flag NAME ("--name VALUE" or "--name=VALUE") or SHORT_NAME ("-o VALUE",
+ * SHORT_NAME may be NULL), stores its value, moves *i past it and returns 1; returns 0 when
+ * argv[*i] is not that flag; returns -1 after printing a message when the value is missing. */
+int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
+                      const char **value);
+
+/* Parses a byte count (decimal digits, at most SIZE_MAX) given to FLAG; prints a message and
+ * returns -1 when it is not one. */
+int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
+
+/* Seconds on a monotonic clock, for timings in summaries. */
+double tp_cli_now(void);
+
 /* Prints "tensorplan: MESSAGE" on one line to stderr. */
 void tp_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -1,3 +1,184 @@
+/* tensorplan plan: place the buffers of a MiniMalloc CSV problem in one arena. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
-int tp_cmd_plan(int argc, char **argv){(void)argc;(void)argv;return 1;}
-void tp_help_plan(FILE*o){(void)o;}
+#include "tensorplan/csv.h"
+#include "tensorplan/planner.h"
+
+void tp_help_plan(FILE *out)
+{
+    fputs(
+        "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
+        "\n"
+        "Places every buffer of a static memory allocation problem at a byte offset in one\n"
+        "arena, so that buffers live at the same time never share a byte, and prints a\n"
+        "summary. The planner is tp_plan_offsets: greedy best fit by decreasing size.\n"
+        "\n"
+        "input: MiniMalloc CSV (google/minimalloc), a header line, then one row per buffer:\n"
+        "    id,lower,upper,size\n"
+        "    b1,0,3,4\n"
+        "  id     any text, unique\n"
+        "  lower  first time step the buffer is live\n"
+        "  upper  first time step it is no longer live: live during [lower, upper)\n"
+        "  size   bytes\n"
+        "  The header names the columns, in any order; other columns are ignored. Accepted:\n"
+        "  a UTF-8 byte-order mark, CRLF line ends, trailing blank lines, spaces around\n"
+        "  fields, \"quoted\" fields. Anything else is refused with FILE:LINE: what was expected.\n"
+        "\n"
+        "output (-o): the same rows in the same order, with an offset column added:\n"
+        "    id,lower,upper,size,offset\n"
+        "    b1,0,3,4,0\n"
+        "\n"
+        "options:\n"
+        "  -o, --output FILE  write the solution to FILE. It is written to a temporary file\n"
+        "                     renamed at the end, so a failure leaves no partial file. '-'\n"
+        "                     writes it to stdout (the summary then goes to stderr). Without\n"
+        "                     -o no solution is written.\n"
+        "  --capacity BYTES   the bytes available: exit 4 when the arena is larger (the\n"
+        "                     solution is still written, for inspection)\n"
+        "  -h, --help         this text\n"
+        "\n"
+        "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
+        "arena; arena = the height of the plan; arena/peak; whether it fits the capacity;\n"
+        "the time tp_plan_offsets took.\n"
+        "\n"
+        "exit codes:\n"
+        "  0  planned (and fits the capacity, if one was given)\n"
+        "  1  runtime failure: a file cannot be read or written, out of memory\n"
+        "  2  bad command line\n"
+        "  3  input refused (one line on stderr: file, line, what was expected)\n"
+        "  4  planned, but the arena exceeds --capacity\n"
+        "\n"
+        "example:\n"
+        "  tensorplan plan tests/data/minimalloc/input.12.csv -o sol.csv --capacity 12\n"
+        "  tensorplan validate tests/data/minimalloc/input.12.csv sol.csv --capacity 12\n",
+        out);
+}
+
+/* Everything the command line can ask of `plan`. A new flag adds a field here, a clause in
+ * parse_args and, if it changes how offsets are computed, a branch in run_planner. */
+typedef struct plan_args {
+    const char *problem;
+    const char *output; /* NULL: none; "-": stdout */
+    int has_capacity;
+    size_t capacity;
+} plan_args;
+
+static int parse_args(int argc, char **argv, plan_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int r;
+        if ((r = tp_cli_take_value(argc, argv, &i, "--output", "-o", &value)) != 0) {
+            if (r < 0)
+                return -1;
+            a->output = value;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--capacity", NULL, &value)) != 0) {
+            if (r < 0 || tp_cli_parse_size("--capacity", value, &a->capacity) != 0)
+                return -1;
+            a->has_capacity = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            tp_cli_error("plan: unknown option '%s' (see 'tensorplan help plan')", argv[i]);
+            return -1;
+        } else if (!a->problem) {
+            a->problem = argv[i];
+        } else {
+            tp_cli_error("plan: one PROBLEM.csv expected, got '%s' too (see 'tensorplan help "
+                         "plan')",
+                         argv[i]);
+            return -1;
+        }
+    }
+    if (!a->problem) {
+        tp_cli_error("plan: PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
+                     "SOLUTION.csv] [--capacity BYTES])");
+        return -1;
+    }
+    return 0;
+}
+
+static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *offsets,
+                             size_t *arena)
+{
+    (void)a;
+    return tp_plan_offsets(t->tensors, t->count, offsets, arena);
+}
+
+static int exit_for(tp_status st)
+{
+    return (st == TP_ERR_INVALID || st == TP_ERR_OVERFLOW) ? TP_EXIT_BAD_INPUT : TP_EXIT_ERROR;
+}
+
+int tp_cmd_plan(int argc, char **argv)
+{
+    plan_args a;
+    if (parse_args(argc, argv, &a) != 0)
+        return TP_EXIT_USAGE;
+
+    tp_csv_table t;
+    tp_status st = tp_csv_read(a.problem, 0, &t);
+    if (st != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return exit_for(st);
+    }
+    size_t *offsets = malloc((t.count ? t.count : 1) * sizeof *offsets);
+    if (!offsets) {
+        tp_csv_free(&t);
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    size_t arena = 0, peak = 0;
+    double t0 = tp_cli_now();
+    st = run_planner(&a, &t, offsets, &arena);
+    double seconds = tp_cli_now() - t0;
+    if (st == TP_OK)
+        st = tp_peak_live_bytes(t.tensors, t.count, &peak);
+    if (st != TP_OK) {
+        tp_cli_error("%s: %s", a.problem, tp_last_error());
+        free(offsets);
+        tp_csv_free(&t);
+        return exit_for(st);
+    }
+
+    int to_stdout = a.output && strcmp(a.output, "-") == 0;
+    if (a.output) {
+        st = to_stdout ? tp_csv_write_solution_stream(stdout, &t, offsets)
+                       : tp_csv_write_solution(a.output, &t, offsets);
+        if (st == TP_OK && to_stdout && fflush(stdout) != 0)
+            st = TP_ERR_IO;
+        if (st != TP_OK) {
+            tp_cli_error("%s", tp_last_error());
+            free(offsets);
+            tp_csv_free(&t);
+            return TP_EXIT_ERROR;
+        }
+    }
+
+    FILE *out = to_stdout ? stderr : stdout;
+    int fits = !a.has_capacity || arena <= a.capacity;
+    fprintf(out, "problem   %s\n", a.problem);
+    fprintf(out, "buffers   %zu\n", t.count);
+    fprintf(out, "peak      %zu bytes\n", peak);
+    if (peak > 0)
+        fprintf(out, "arena     %zu bytes (arena/peak %.4f)\n", arena, (double)arena / (double)peak);
+    else
+        fprintf(out, "arena     %zu bytes\n", arena);
+    if (!a.has_capacity)
+        fprintf(out, "capacity  not given\n");
+    else if (fits)
+        fprintf(out, "capacity  %zu bytes: fits (%zu bytes spare)\n", a.capacity,
+                a.capacity - arena);
+    else
+        fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a.capacity,
+                arena - a.capacity);
+    fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
+    if (a.output)
+        fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);
+
+    free(offsets);
+    tp_csv_free(&t);
+    return fits ? TP_EXIT_OK : TP_EXIT_NO_FIT;
+}

@@ -1,0 +1,54 @@
+/* Small helpers shared by the subcommands: flags with values, byte counts, a clock. */
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
+                      const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (strcmp(arg, name) != 0 && !(short_name && strcmp(arg, short_name) == 0))
+        return 0;
+    if (*i + 1 >= argc) {
+        tp_cli_error("%s needs a value (see 'tensorplan help %s')", arg, argv[0]);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
+{
+    size_t v = 0;
+    if (!*text)
+        goto bad;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9')
+            goto bad;
+        size_t d = (size_t)(*c - '0');
+        if (v > (SIZE_MAX - d) / 10) {
+            tp_cli_error("%s %s: out of range, expected at most %zu", flag, text, (size_t)SIZE_MAX);
+            return -1;
+        }
+        v = v * 10 + d;
+    }
+    *value = v;
+    return 0;
+bad:
+    tp_cli_error("%s '%s': expected a number of bytes (decimal digits)", flag, text);
+    return -1;
+}
+
+double tp_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
