@@ -1,0 +1,52 @@
+/* tensorplan: a registry of named f32 weight tensors.
+ *
+ * Shapes follow the kernels: a matrix used by mul_mat is [rows = out][cols = in] row-major,
+ * the embedding is [vocab][n_embd], a norm weight or a bias is one row. Names are GGUF's
+ * (see model.h). */
+#ifndef TENSORPLAN_WEIGHTS_H
+#define TENSORPLAN_WEIGHTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplan/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_weight {
+    char name[TP_NAME_MAX];
+    size_t rows, cols; /* a vector is 1 x n */
+    float *data;       /* rows * cols floats, owned by the registry */
+} tp_weight;
+
+typedef struct tp_weights tp_weights;
+
+tp_status tp_weights_create(tp_weights **out);
+void tp_weights_destroy(tp_weights *weights);
+
+/* Adds a zero-filled tensor; *data (may be NULL) receives its storage. A name already
+ * present is refused. */
+tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, size_t cols,
+                         float **data);
+/* NULL when absent. */
+const tp_weight *tp_weights_find(const tp_weights *weights, const char *name);
+size_t tp_weights_count(const tp_weights *weights);
+const tp_weight *tp_weights_at(const tp_weights *weights, size_t i);
+size_t tp_weights_bytes(const tp_weights *weights);
+
+/* Bumped by every add: a graph cache keyed on it rebuilds after the weights change. */
+uint64_t tp_weights_version(const tp_weights *weights);
+
+/* Creates every tensor a Qwen2 config needs, filled deterministically from seed: matrices
+ * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
+ * A tensor's values depend only on (seed, its name), not on creation order. */
+tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
+                                 tp_weights **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_WEIGHTS_H */

@@ -1,0 +1,489 @@
+/* f32 kernels on plain arrays (see include/tensorplan/kernels.h for the conventions). */
+#include "tensorplan/kernels.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+
+#define TP_KERNEL_MAX_THREADS 64
+
+static int g_threads; /* 0 = not chosen yet: the online CPU count */
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    if (n > TP_KERNEL_MAX_THREADS)
+        return TP_KERNEL_MAX_THREADS;
+    return (int)n;
+}
+
+void tp_kernels_set_threads(int n)
+{
+    if (n > TP_KERNEL_MAX_THREADS)
+        n = TP_KERNEL_MAX_THREADS;
+    g_threads = n > 0 ? n : 0;
+}
+
+int tp_kernels_threads(void)
+{
+    return g_threads > 0 ? g_threads : online_cpus();
+}
+
+static int resolve_threads(int n)
+{
+    if (n <= 0)
+        n = tp_kernels_threads();
+    return n > TP_KERNEL_MAX_THREADS ? TP_KERNEL_MAX_THREADS : n;
+}
+
+uint32_t tp_kernel_bits_u32(const float *data, size_t i)
+{
+    uint32_t v;
+    memcpy(&v, &data[i], sizeof v);
+    return v;
+}
+
+void tp_kernel_put_u32(float *data, size_t i, uint32_t value)
+{
+    memcpy(&data[i], &value, sizeof value);
+}
+
+/* ---- a parallel for over [0, n): chunk k of T goes to one thread ---------------------- */
+
+typedef void (*range_fn)(void *ctx, size_t begin, size_t end, int worker);
+
+typedef struct range_job {
+    range_fn fn;
+    void *ctx;
+    size_t begin, end;
+    int worker;
+} range_job;
+
+static void *range_thread(void *arg)
+{
+    range_job *job = arg;
+    job->fn(job->ctx, job->begin, job->end, job->worker);
+    return NULL;
+}
+
+/* Threads are created per call: kernel calls are few (hundreds per token) and large, so
+ * the creation cost is noise next to the work, and nothing stays running between calls.
+ * Results never depend on how [0, n) is split, so when a thread cannot be created its
+ * chunk simply runs on the calling thread. */
+static void parallel_for(size_t n, int n_threads, range_fn fn, void *ctx)
+{
+    if (n == 0)
+        return;
+    size_t t = (size_t)n_threads;
+    if (t > n)
+        t = n;
+    if (t <= 1) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    range_job jobs[TP_KERNEL_MAX_THREADS];
+    pthread_t tids[TP_KERNEL_MAX_THREADS];
+    int started[TP_KERNEL_MAX_THREADS];
+    for (size_t k = 0; k < t; k++) {
+        jobs[k].fn = fn;
+        jobs[k].ctx = ctx;
+        jobs[k].begin = n * k / t;
+        jobs[k].end = n * (k + 1) / t;
+        jobs[k].worker = (int)k;
+        started[k] = 0;
+    }
+    for (size_t k = 1; k < t; k++)
+        started[k] = pthread_create(&tids[k], NULL, range_thread, &jobs[k]) == 0;
+    fn(ctx, jobs[0].begin, jobs[0].end, 0);
+    for (size_t k = 1; k < t; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            fn(ctx, jobs[k].begin, jobs[k].end, jobs[k].worker);
+    }
+}
+
+/* ---- dot products with one fixed summation order ---------------------------------------
+ * Eight independent lanes over the blocks of 8, a fixed pairwise combination of the lanes,
+ * then the tail in index order. dot4 computes four dot products that each follow exactly
+ * the same order as dot1, so grouping tokens never changes a bit. */
+
+static inline float lanes_sum(const float a[8])
+{
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+#if defined(__GNUC__)
+/* GCC vectors hold lanes 0-3 and 4-7; lane-wise vector arithmetic is the same float
+ * arithmetic as the scalar version below, only kept in registers. */
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4f load4(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline float vsum(v4f lo, v4f hi)
+{
+    float a[8];
+    memcpy(a, &lo, sizeof lo);
+    memcpy(a + 4, &hi, sizeof hi);
+    return lanes_sum(a);
+}
+
+static float dot1(const float *restrict w, const float *restrict x, size_t n)
+{
+    v4f lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        lo += load4(w + i) * load4(x + i);
+        hi += load4(w + i + 4) * load4(x + i + 4);
+    }
+    float s = vsum(lo, hi);
+    for (; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+static void dot4(const float *restrict w, const float *restrict x0, const float *restrict x1,
+                 const float *restrict x2, const float *restrict x3, size_t n, float out[4])
+{
+    v4f l0 = {0, 0, 0, 0}, h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v4f wl = load4(w + i), wh = load4(w + i + 4);
+        l0 += wl * load4(x0 + i);
+        h0 += wh * load4(x0 + i + 4);
+        l1 += wl * load4(x1 + i);
+        h1 += wh * load4(x1 + i + 4);
+        l2 += wl * load4(x2 + i);
+        h2 += wh * load4(x2 + i + 4);
+        l3 += wl * load4(x3 + i);
+        h3 += wh * load4(x3 + i + 4);
+    }
+    float s0 = vsum(l0, h0), s1 = vsum(l1, h1), s2 = vsum(l2, h2), s3 = vsum(l3, h3);
+    for (; i < n; i++) {
+        s0 += w[i] * x0[i];
+        s1 += w[i] * x1[i];
+        s2 += w[i] * x2[i];
+        s3 += w[i] * x3[i];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+#else
+static float dot1(const float *restrict w, const float *restrict x, size_t n)
+{
+    float a[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            a[l] += w[i + l] * x[i + l];
+    float s = lanes_sum(a);
+    for (; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+static void dot4(const float *restrict w, const float *restrict x0, const float *restrict x1,
+                 const float *restrict x2, const float *restrict x3, size_t n, float out[4])
+{
+    out[0] = dot1(w, x0, n);
+    out[1] = dot1(w, x1, n);
+    out[2] = dot1(w, x2, n);
+    out[3] = dot1(w, x3, n);
+}
+#endif
+
+/* ---- get_rows ---------------------------------------------------------------------------- */
+
+tp_status tp_kernel_get_rows(const float *table, size_t n_rows, size_t d, const float *ids,
+                             size_t n_ids, float *out)
+{
+    if ((!table && n_rows && d) || (!ids && n_ids) || (!out && n_ids && d))
+        return tp_fail(TP_ERR_INVALID, "get_rows: NULL array");
+    for (size_t t = 0; t < n_ids; t++) {
+        uint32_t id = tp_kernel_bits_u32(ids, t);
+        if ((size_t)id >= n_rows)
+            return tp_fail(TP_ERR_INVALID, "get_rows: id %u at row %zu is out of range (%zu rows)",
+                           (unsigned)id, t, n_rows);
+    }
+    for (size_t t = 0; t < n_ids; t++) {
+        uint32_t id = tp_kernel_bits_u32(ids, t);
+        /* memmove: a gather into the same buffer as its table must still be defined */
+        memmove(out + t * d, table + (size_t)id * d, d * sizeof(float));
+    }
+    return TP_OK;
+}
+
+/* ---- rms_norm ---------------------------------------------------------------------------- */
+
+tp_status tp_kernel_rms_norm(const float *x, const float *w, size_t d, size_t n_tok, float eps,
+                             float *y)
+{
+    if (d == 0)
+        return tp_fail(TP_ERR_INVALID, "rms_norm: zero width");
+    if (!x || !y)
+        return tp_fail(TP_ERR_INVALID, "rms_norm: NULL array");
+    for (size_t t = 0; t < n_tok; t++) {
+        const float *xr = x + t * d;
+        float *yr = y + t * d;
+        double ss = 0.0;
+        for (size_t i = 0; i < d; i++)
+            ss += (double)xr[i] * (double)xr[i];
+        double scale = 1.0 / sqrt(ss / (double)d + (double)eps);
+        for (size_t i = 0; i < d; i++) {
+            float v = (float)((double)xr[i] * scale);
+            yr[i] = w ? v * w[i] : v;
+        }
+    }
+    return TP_OK;
+}
+
+/* ---- mul_mat ----------------------------------------------------------------------------- */
+
+typedef struct matmul_ctx {
+    const float *W, *b, *x;
+    size_t n_in, n_out, n_tok;
+    float *y;
+} matmul_ctx;
+
+#define TP_TOKEN_BLOCK 64
+
+static void matmul_rows(void *arg, size_t r0, size_t r1, int worker)
+{
+    (void)worker;
+    const matmul_ctx *c = arg;
+    const size_t n_in = c->n_in, n_out = c->n_out;
+    /* token blocks keep a slab of x hot while the rows of W stream through */
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_TOKEN_BLOCK < c->n_tok ? t0 + TP_TOKEN_BLOCK : c->n_tok;
+        for (size_t r = r0; r < r1; r++) {
+            const float *w = c->W + r * n_in;
+            float bias = c->b ? c->b[r] : 0.0f;
+            size_t t = t0;
+            for (; t + 4 <= t1; t += 4) {
+                float s[4];
+                dot4(w, c->x + t * n_in, c->x + (t + 1) * n_in, c->x + (t + 2) * n_in,
+                     c->x + (t + 3) * n_in, n_in, s);
+                for (int k = 0; k < 4; k++)
+                    c->y[(t + (size_t)k) * n_out + r] = c->b ? s[k] + bias : s[k];
+            }
+            for (; t < t1; t++) {
+                float s = dot1(w, c->x + t * n_in, n_in);
+                c->y[t * n_out + r] = c->b ? s + bias : s;
+            }
+        }
+    }
+}
+
+tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size_t n_in,
+                            size_t n_out, size_t n_tok, float *y, int n_threads)
+{
+    if (!W || !x || !y)
+        return tp_fail(TP_ERR_INVALID, "mul_mat: NULL array");
+    if (n_in == 0 || n_out == 0)
+        return tp_fail(TP_ERR_INVALID, "mul_mat: empty matrix (%zu x %zu)", n_out, n_in);
+    matmul_ctx c = {W, b, x, n_in, n_out, n_tok, y};
+    int t = resolve_threads(n_threads);
+    /* small products are not worth a thread start; the split never changes the bits */
+    double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
+    if (work < 262144.0)
+        t = 1;
+    parallel_for(n_out, t, matmul_rows, &c);
+    return TP_OK;
+}
+
+/* ---- rope -------------------------------------------------------------------------------- */
+
+tp_status tp_kernel_rope(const float *x, const float *positions, size_t n_head, size_t head_dim,
+                         size_t n_tok, float base, float *y)
+{
+    if (!x || !y || (!positions && n_tok))
+        return tp_fail(TP_ERR_INVALID, "rope: NULL array");
+    if (head_dim == 0 || head_dim % 2 != 0)
+        return tp_fail(TP_ERR_INVALID, "rope: head_dim %zu must be even and positive", head_dim);
+    if (!(base > 0.0f))
+        return tp_fail(TP_ERR_INVALID, "rope: base must be positive");
+    size_t half = head_dim / 2;
+    /* angles in double: at positions in the thousands a float theta has lost the digits
+     * that cos and sin need */
+    double *freq = malloc(half * sizeof(double));
+    if (!freq)
+        return tp_fail(TP_ERR_NOMEM, "rope: out of memory");
+    for (size_t i = 0; i < half; i++)
+        freq[i] = pow((double)base, -2.0 * (double)i / (double)head_dim);
+    size_t row = n_head * head_dim;
+    for (size_t t = 0; t < n_tok; t++) {
+        double pos = (double)(int32_t)tp_kernel_bits_u32(positions, t);
+        for (size_t i = 0; i < half; i++) {
+            double theta = pos * freq[i];
+            double c = cos(theta), s = sin(theta);
+            for (size_t h = 0; h < n_head; h++) {
+                size_t o = t * row + h * head_dim;
+                double a = x[o + i], bb = x[o + i + half];
+                y[o + i] = (float)(a * c - bb * s);
+                y[o + i + half] = (float)(a * s + bb * c);
+            }
+        }
+    }
+    free(freq);
+    return TP_OK;
+}
+
+/* ---- kv_store ---------------------------------------------------------------------------- */
+
+tp_status tp_kernel_kv_store(const float *k, const float *v, const float *positions,
+                             size_t n_kv_embd, size_t n_tok, float *K, float *V, size_t n_ctx)
+{
+    if (!k || !v || !K || !V || (!positions && n_tok))
+        return tp_fail(TP_ERR_INVALID, "kv_store: NULL array");
+    /* every position is checked before the first write: a refused store leaves the cache
+     * exactly as it was */
+    for (size_t t = 0; t < n_tok; t++) {
+        uint32_t p = tp_kernel_bits_u32(positions, t);
+        if ((size_t)p >= n_ctx)
+            return tp_fail(TP_ERR_INVALID,
+                           "kv_store: position %u of token %zu is outside the KV context "
+                           "(n_ctx %zu)",
+                           (unsigned)p, t, n_ctx);
+    }
+    for (size_t t = 0; t < n_tok; t++) {
+        size_t p = tp_kernel_bits_u32(positions, t);
+        memmove(K + p * n_kv_embd, k + t * n_kv_embd, n_kv_embd * sizeof(float));
+        memmove(V + p * n_kv_embd, v + t * n_kv_embd, n_kv_embd * sizeof(float));
+    }
+    return TP_OK;
+}
+
+/* ---- attn -------------------------------------------------------------------------------- */
+
+typedef struct attn_ctx {
+    const float *q, *K, *V, *positions;
+    size_t n_head, n_head_kv, head_dim, n_ctx;
+    float scale;
+    float *out;
+    float *scratch; /* n_ctx floats per worker */
+} attn_ctx;
+
+static void attn_range(void *arg, size_t begin, size_t end, int worker)
+{
+    const attn_ctx *c = arg;
+    const size_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
+    const size_t q_row = c->n_head * hd, kv_row = c->n_head_kv * hd;
+    float *score = c->scratch + (size_t)worker * c->n_ctx;
+    for (size_t job = begin; job < end; job++) {
+        size_t t = job / c->n_head, h = job % c->n_head;
+        size_t kvh = h / group;
+        size_t p = tp_kernel_bits_u32(c->positions, t);
+        const float *qh = c->q + t * q_row + h * hd;
+        float m = -INFINITY;
+        for (size_t j = 0; j <= p; j++) {
+            float s = dot1(qh, c->K + j * kv_row + kvh * hd, hd) * c->scale;
+            score[j] = s;
+            if (s > m)
+                m = s;
+        }
+        float sum = 0.0f;
+        for (size_t j = 0; j <= p; j++) {
+            score[j] = expf(score[j] - m);
+            sum += score[j];
+        }
+        float *o = c->out + t * q_row + h * hd;
+        for (size_t d = 0; d < hd; d++)
+            o[d] = 0.0f;
+        for (size_t j = 0; j <= p; j++) {
+            float pj = score[j] / sum;
+            const float *vj = c->V + j * kv_row + kvh * hd;
+            for (size_t d = 0; d < hd; d++)
+                o[d] += pj * vj[d];
+        }
+    }
+}
+
+tp_status tp_kernel_attn(const float *q, const float *K, const float *V, const float *positions,
+                         size_t n_head, size_t n_head_kv, size_t head_dim, size_t n_tok,
+                         size_t n_ctx, float *out, int n_threads)
+{
+    if (!q || !K || !V || !out || (!positions && n_tok))
+        return tp_fail(TP_ERR_INVALID, "attn: NULL array");
+    if (n_head == 0 || n_head_kv == 0 || head_dim == 0 || n_head % n_head_kv != 0)
+        return tp_fail(TP_ERR_INVALID, "attn: %zu heads cannot be grouped over %zu KV heads",
+                       n_head, n_head_kv);
+    for (size_t t = 0; t < n_tok; t++) {
+        uint32_t p = tp_kernel_bits_u32(positions, t);
+        if ((size_t)p >= n_ctx)
+            return tp_fail(TP_ERR_INVALID,
+                           "attn: position %u of token %zu is outside the KV context (n_ctx %zu)",
+                           (unsigned)p, t, n_ctx);
+    }
+    int t = resolve_threads(n_threads);
+    double work = (double)n_tok * (double)n_head * (double)head_dim * (double)n_ctx;
+    if (work < 262144.0 || n_tok * n_head < 2)
+        t = 1;
+    float *scratch = malloc((size_t)t * n_ctx * sizeof(float));
+    if (!scratch)
+        return tp_fail(TP_ERR_NOMEM, "attn: out of memory");
+    attn_ctx c = {q,      K,       V,   positions, n_head, n_head_kv, head_dim, n_ctx,
+                  1.0f / sqrtf((float)head_dim), out, scratch};
+    parallel_for(n_tok * n_head, t, attn_range, &c);
+    free(scratch);
+    return TP_OK;
+}
+
+/* ---- elementwise --------------------------------------------------------------------------- */
+
+tp_status tp_kernel_add(const float *a, const float *b, size_t n, float *out)
+{
+    if (n && (!a || !b || !out))
+        return tp_fail(TP_ERR_INVALID, "add: NULL array");
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] + b[i];
+    return TP_OK;
+}
+
+tp_status tp_kernel_mul(const float *a, const float *b, size_t n, float *out)
+{
+    if (n && (!a || !b || !out))
+        return tp_fail(TP_ERR_INVALID, "mul: NULL array");
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] * b[i];
+    return TP_OK;
+}
+
+/* silu and swiglu share this one definition so that a fused swiglu and the unfused
+ * mul(silu(g), u) round identically (fused vs unfused logits must differ by 0.0) */
+static inline float silu1(float g)
+{
+    return g / (1.0f + expf(-g));
+}
+
+tp_status tp_kernel_silu(const float *x, size_t n, float *out)
+{
+    if (n && (!x || !out))
+        return tp_fail(TP_ERR_INVALID, "silu: NULL array");
+    for (size_t i = 0; i < n; i++)
+        out[i] = silu1(x[i]);
+    return TP_OK;
+}
+
+tp_status tp_kernel_swiglu(const float *gate, const float *up, size_t n, float *out)
+{
+    if (n && (!gate || !up || !out))
+        return tp_fail(TP_ERR_INVALID, "swiglu: NULL array");
+    for (size_t i = 0; i < n; i++) {
+        float s = silu1(gate[i]);
+        out[i] = s * up[i];
+    }
+    return TP_OK;
+}
