@@ -1,0 +1,30 @@
+/* A plain reference forward pass of a Qwen2 config: loops over a weight registry, double
+ * precision throughout, its own KV arrays; no graph, no allocator, no engine kernel. */
+#ifndef TP_TESTS_REF_FORWARD_H
+#define TP_TESTS_REF_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplan/model.h"
+#include "tensorplan/weights.h"
+
+typedef struct ref_model ref_model;
+
+/* Keeps pointers to config and weights (they must outlive the model). n_ctx bounds the
+ * positions the model can cache. Returns 0 on success. */
+int ref_model_create(const tp_model_config *config, const tp_weights *weights, size_t n_ctx,
+                     ref_model **out);
+void ref_model_destroy(ref_model *m);
+
+/* Runs n tokens at positions n_past .. n_past + n - 1 (n_past = tokens run so far), caching
+ * their K and V, and writes the logits of every token to logits[n][vocab]. Returns 0 on
+ * success, -1 if the positions would pass n_ctx or a weight is missing. */
+int ref_model_forward(ref_model *m, const int32_t *tokens, size_t n, double *logits);
+
+size_t ref_model_n_past(const ref_model *m);
+/* Cached K / V of a layer: n_ctx rows of n_head_kv * head_dim (doubles). */
+const double *ref_model_k(const ref_model *m, int layer);
+const double *ref_model_v(const ref_model *m, int layer);
+
+#endif
