@@ -1,0 +1,231 @@
+/* The cpu backend: a host pool that executes each node as soon as it is handed one. The
+ * node dispatch here is shared with the queued backend, which runs it later. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/cpu_exec.h"
+#include "common/error.h"
+#include "tensorplan/kernels.h"
+#include "tensorplan/weights.h"
+
+int tp_cpu_supports(tp_op op, tp_dtype dtype)
+{
+    if (op >= TP_OP_COUNT)
+        return 0;
+    /* i32 tensors are host-filled inputs carried in f32 buffers; everything computed is f32 */
+    return dtype == TP_DTYPE_F32 || (dtype == TP_DTYPE_I32 && op == TP_OP_INPUT);
+}
+
+/* A host pointer to a window that must hold at least `need` elements. */
+static tp_status window(tp_backend *b, const tp_node *nd, const tp_bufref *r, size_t need,
+                        const char *what, float **p)
+{
+    if (r->backend != b->id)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': %s is on backend %s, not on %s", nd->id,
+                       nd->name, what, tp_backend_name(r->backend), b->name);
+    if (r->len < need)
+        return tp_fail(TP_ERR_INVALID,
+                       "node %zu '%s': %s window holds %zu elements, the tensor needs %zu",
+                       nd->id, nd->name, what, r->len, need);
+    size_t cap = b->buffer_len(b, r->id);
+    if (r->offset > cap || need > cap - r->offset)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': %s window [%zu, +%zu) leaves buffer %zu "
+                       "(%zu elements)", nd->id, nd->name, what, r->offset, need, r->id, cap);
+    float *base = b->host_data(b, r->id);
+    if (!base)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': %s buffer %zu has no host memory",
+                       nd->id, nd->name, what, r->id);
+    *p = base + r->offset;
+    return TP_OK;
+}
+
+static tp_status src_window(tp_backend *b, const tp_exec_args *a, size_t i, float **p)
+{
+    const tp_node *nd = a->node;
+    char what[32];
+    snprintf(what, sizeof what, "source %zu", i);
+    const tp_node *s = &a->graph->nodes[nd->src[i]];
+    return window(b, nd, &a->src[i], tp_node_elements(s), what, p);
+}
+
+static tp_status weight(const tp_exec_args *a, const char *name, const tp_weight **w)
+{
+    const tp_node *nd = a->node;
+    *w = a->weights ? tp_weights_find(a->weights, name) : NULL;
+    if (!*w)
+        return tp_fail(TP_ERR_NOT_FOUND, "node %zu '%s': no weight named '%s'", nd->id,
+                       nd->name, name);
+    return TP_OK;
+}
+
+static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, float **K,
+                            float **V)
+{
+    const tp_node *nd = a->node;
+    if (!a->has_kv)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': no KV regions were resolved for layer %d",
+                       nd->id, nd->name, nd->p.layer);
+    size_t need = row * a->n_ctx;
+    tp_bufref k = {b->id, a->kv_k, 0, need}, v = {b->id, a->kv_v, 0, need};
+    tp_status st = window(b, nd, &k, need, "K region", K);
+    if (st == TP_OK)
+        st = window(b, nd, &v, need, "V region", V);
+    return st;
+}
+
+#define TRY(expr)                                                                            \
+    do {                                                                                     \
+        tp_status st_ = (expr);                                                              \
+        if (st_ != TP_OK)                                                                    \
+            return st_;                                                                      \
+    } while (0)
+
+tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
+{
+    if (!b || !a || !a->node || !a->graph)
+        return tp_fail(TP_ERR_INVALID, "execute_node: NULL argument");
+    const tp_node *nd = a->node;
+    if (nd->n_src && !a->src)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': no source windows", nd->id, nd->name);
+    const size_t d = (size_t)nd->shape[0], n_tok = (size_t)nd->shape[1];
+    const size_t n = tp_node_elements(nd);
+    float *out = NULL, *s0 = NULL, *s1 = NULL, *s2 = NULL;
+    const tp_weight *w = NULL, *bias = NULL;
+
+    switch (nd->op) {
+    case TP_OP_INPUT:
+    case TP_OP_KV_LOAD: /* host-filled, or a view of the K region: nothing to compute */
+        return TP_OK;
+    case TP_OP_GET_ROWS:
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        if (nd->n_src == 1) {
+            TRY(weight(a, nd->p.weight, &w));
+            if (w->cols != d)
+                return tp_fail(TP_ERR_INVALID, "node %zu '%s': rows of '%s' have %zu columns, "
+                               "the node %zu", nd->id, nd->name, w->name, w->cols, d);
+            TRY(src_window(b, a, 0, &s0));
+            return tp_kernel_get_rows(w->data, w->rows, d, s0, n_tok, out);
+        } else {
+            const tp_node *x = &a->graph->nodes[nd->src[0]];
+            TRY(src_window(b, a, 0, &s0));
+            TRY(src_window(b, a, 1, &s1));
+            return tp_kernel_get_rows(s0, (size_t)x->shape[1], d, s1, n_tok, out);
+        }
+    case TP_OP_RMS_NORM:
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        if (nd->p.weight[0]) {
+            TRY(weight(a, nd->p.weight, &w));
+            if (w->rows * w->cols != d)
+                return tp_fail(TP_ERR_INVALID, "node %zu '%s': norm weight '%s' has %zu "
+                               "elements, the row %zu", nd->id, nd->name, w->name,
+                               w->rows * w->cols, d);
+        }
+        return tp_kernel_rms_norm(s0, w ? w->data : NULL, d, n_tok, nd->p.eps, out);
+    case TP_OP_MUL_MAT: {
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        TRY(weight(a, nd->p.weight, &w));
+        const tp_node *x = &a->graph->nodes[nd->src[0]];
+        if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
+                           "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
+                           (long long)x->shape[0], d);
+        if (nd->p.bias[0]) {
+            TRY(weight(a, nd->p.bias, &bias));
+            if (bias->rows * bias->cols != d)
+                return tp_fail(TP_ERR_INVALID, "node %zu '%s': bias '%s' has %zu elements, "
+                               "not %zu", nd->id, nd->name, bias->name,
+                               bias->rows * bias->cols, d);
+        }
+        return tp_kernel_mul_mat(w->data, bias ? bias->data : NULL, s0, w->cols, w->rows, n_tok,
+                                 out, 0);
+    }
+    case TP_OP_ROPE:
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        TRY(src_window(b, a, 1, &s1));
+        if ((size_t)nd->p.n_head * (size_t)nd->p.head_dim != d)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': %d heads of %d do not make a row of "
+                           "%zu", nd->id, nd->name, nd->p.n_head, nd->p.head_dim, d);
+        return tp_kernel_rope(s0, s1, (size_t)nd->p.n_head, (size_t)nd->p.head_dim, n_tok,
+                              nd->p.rope_base, out);
+    case TP_OP_KV_STORE: {
+        float *K = NULL, *V = NULL;
+        const tp_node *k = &a->graph->nodes[nd->src[0]];
+        TRY(src_window(b, a, 0, &s0));
+        TRY(src_window(b, a, 1, &s1));
+        TRY(src_window(b, a, 2, &s2));
+        TRY(kv_regions(b, a, d, &K, &V));
+        return tp_kernel_kv_store(s0, s1, s2, d, (size_t)k->shape[1], K, V, a->n_ctx);
+    }
+    case TP_OP_ATTN: {
+        float *K = NULL, *V = NULL;
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        TRY(src_window(b, a, 2, &s2));
+        size_t kv_row = (size_t)nd->p.n_head_kv * (size_t)nd->p.head_dim;
+        TRY(kv_regions(b, a, kv_row, &K, &V));
+        return tp_kernel_attn(s0, K, V, s2, (size_t)nd->p.n_head, (size_t)nd->p.n_head_kv,
+                              (size_t)nd->p.head_dim, n_tok, a->n_ctx, out, 0);
+    }
+    case TP_OP_ADD:
+    case TP_OP_MUL:
+    case TP_OP_SWIGLU:
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        TRY(src_window(b, a, 1, &s1));
+        if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n ||
+            tp_node_elements(&a->graph->nodes[nd->src[1]]) != n)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': sources differ in size from the node",
+                           nd->id, nd->name);
+        if (nd->op == TP_OP_ADD)
+            return tp_kernel_add(s0, s1, n, out);
+        if (nd->op == TP_OP_MUL)
+            return tp_kernel_mul(s0, s1, n, out);
+        return tp_kernel_swiglu(s0, s1, n, out);
+    case TP_OP_SILU:
+        TRY(window(b, nd, &a->out, n, "output", &out));
+        TRY(src_window(b, a, 0, &s0));
+        if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': source differs in size from the node",
+                           nd->id, nd->name);
+        return tp_kernel_silu(s0, n, out);
+    default:
+        break;
+    }
+    return tp_fail(TP_ERR_INVALID, "node %zu '%s': op %s has no cpu kernel", nd->id, nd->name,
+                   tp_op_name(nd->op));
+}
+
+static tp_status cpu_execute(tp_backend *b, const tp_exec_args *args)
+{
+    return tp_cpu_run_node(b, args);
+}
+
+static tp_status cpu_synchronize(tp_backend *b)
+{
+    (void)b; /* every node already ran when it was handed over */
+    return TP_OK;
+}
+
+static int cpu_supports(const tp_backend *b, tp_op op, tp_dtype dtype)
+{
+    (void)b;
+    return tp_cpu_supports(op, dtype);
+}
+
+tp_status tp_backend_create_cpu(tp_backend **out)
+{
+    if (!out)
+        return tp_fail(TP_ERR_INVALID, "tp_backend_create_cpu: NULL output");
+    tp_backend *b = NULL;
+    tp_status st = tp_backend_create_host(TP_BACKEND_CPU, "cpu", &b);
+    if (st != TP_OK)
+        return st;
+    b->execute_node = cpu_execute;
+    b->synchronize = cpu_synchronize;
+    b->supports_op = cpu_supports;
+    *out = b;
+    return TP_OK;
+}
