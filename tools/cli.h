@@ -25,6 +25,8 @@ int tp_cmd_plan(int argc, char **argv);
 void tp_help_plan(FILE *out);
 int tp_cmd_validate(int argc, char **argv);
 void tp_help_validate(FILE *out);
+int tp_cmd_graph(int argc, char **argv);
+void tp_help_graph(FILE *out);
 
 /* Option parsing shared by subcommands (tools/cli_util.c).
  * If argv[*i] is the flag NAME ("--name VALUE" or "--name=VALUE") or SHORT_NAME ("-o VALUE",

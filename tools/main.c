@@ -13,6 +13,8 @@ static const tp_command commands[] = {
     {"plan", "place tensors of a MiniMalloc CSV problem in one arena", tp_cmd_plan, tp_help_plan},
     {"validate", "check any solution of a MiniMalloc CSV problem", tp_cmd_validate,
      tp_help_validate},
+    {"graph", "build a model's decoder graph and write it as JSON or DOT", tp_cmd_graph,
+     tp_help_graph},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 

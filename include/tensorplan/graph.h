@@ -79,6 +79,8 @@ typedef struct tp_graph {
     int64_t n_ctx;              /* KV context the kv ops were sized for; 0 if none        */
     char model[TP_NAME_MAX];    /* informational                                          */
     char kind[16];              /* "prefill", "decode" or ""                             */
+    char *extra;                /* unknown top-level JSON keys as a JSON object text,
+                                   preserved on output; owned by the graph; NULL when none */
 } tp_graph;
 
 /* The parameters a graph is built for: the graph cache's reuse identity. n_past is

@@ -144,6 +144,7 @@ void tp_graph_destroy(tp_graph *graph)
     free(graph->nodes);
     free(graph->inputs);
     free(graph->outputs);
+    free(graph->extra);
     free(graph);
 }
 

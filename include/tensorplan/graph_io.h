@@ -1,0 +1,43 @@
+/* tensorplan: graph files. The graph JSON format of formats.md section 1 ("tensorplan-graph",
+ * version 1) and a Graphviz DOT rendering. Part of the tensorplan_io library. */
+#ifndef TENSORPLAN_GRAPH_IO_H
+#define TENSORPLAN_GRAPH_IO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tensorplan/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parses a graph file's text. `source` names the text in messages (a file name). A malformed
+ * text is refused with TP_ERR_INVALID and a message "SOURCE: PATH: expected ..., got ...",
+ * e.g. "g.json: nodes[7].src[0]: expected a node id smaller than 7, got 9", or
+ * "SOURCE: line L, column C: ..." for a syntax error. The graph read is validated
+ * (tp_graph_validate); node keys the format does not define, and unknown top-level keys, are
+ * kept in node->extra and graph->extra. The caller destroys *out. */
+tp_status tp_graph_parse_json(const char *text, size_t len, const char *source, tp_graph **out);
+/* Reads and parses a file (TP_ERR_IO if it cannot be read). */
+tp_status tp_graph_load_json(const char *path, tp_graph **out);
+
+/* The JSON text of a graph: one node per line, deterministic, every parameter that differs
+ * from tp_node_init's neutral value, extra keys after the format's own. Refuses a graph that
+ * fails tp_graph_check or has a source id not smaller than its node's (the file could not be
+ * read back). *out is NUL-terminated; the caller frees it with free(). */
+tp_status tp_graph_to_json(const tp_graph *graph, char **out);
+/* Writes the JSON text to a file; nothing is written when the graph is refused. */
+tp_status tp_graph_save_json(const tp_graph *graph, const char *path);
+
+/* Graphviz DOT: nodes filled by backend colour, inputs and outputs drawn with their own
+ * shapes, nodes without a consumer (dead) dashed, a dotted edge from each layer's kv_store to
+ * its kv_load (state, not a source), and a legend. */
+tp_status tp_graph_to_dot(const tp_graph *graph, char **out);
+tp_status tp_graph_save_dot(const tp_graph *graph, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_GRAPH_IO_H */

@@ -1,0 +1,177 @@
+/* tensorplan graph: build a model's decoder graph and write it as JSON or DOT. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tensorplan/graph_io.h"
+#include "tensorplan/model.h"
+
+#define DEFAULT_N_CTX 4096
+
+void tp_help_graph(FILE *out)
+{
+    fprintf(out,
+        "usage: tensorplan graph MODEL --tokens N [--n-out K] [--n-ctx C] [--no-fuse]\n"
+        "                        [--queued-layers K] (--json FILE | --dot FILE)\n"
+        "\n"
+        "Builds the decoder graph of a built-in model for one forward pass of N tokens,\n"
+        "assigns backends, applies SwiGLU fusion, and writes the result. The graph is the\n"
+        "input of 'tensorplan alloc'.\n"
+        "\n"
+        "MODEL: %s\n"
+        "\n"
+        "options:\n"
+        "  --tokens N         tokens in the pass (1 = a decode step, more = a prefill)\n"
+        "  --n-out K          rows of logits wanted, 1 <= K <= N (default N); K < N gathers\n"
+        "                     the last layer's tail rows, e.g. --n-out 1 for the next token\n"
+        "  --n-ctx C          KV context requested (default %d); the context used is\n"
+        "                     min(max(C, N), the model's maximum), as for a real run\n"
+        "  --no-fuse          keep mul(silu(gate), up) instead of swiglu(gate, up)\n"
+        "  --queued-layers K  put layers [0, K) on the queued (device-like) backend; the\n"
+        "                     rest, the embedding and the head stay on cpu (default 0)\n"
+        "  --json FILE        write the graph JSON (format tensorplan-graph, version 1)\n"
+        "  --dot FILE         write Graphviz DOT: nodes coloured by backend, inputs and\n"
+        "                     outputs marked, dead nodes dashed, a legend\n"
+        "  -h, --help         this text\n"
+        "At least one of --json and --dot is needed; both may be given.\n"
+        "One summary line goes to stdout.\n"
+        "\n"
+        "exit codes:\n"
+        "  0  written\n"
+        "  1  runtime failure: a file cannot be written, out of memory\n"
+        "  2  bad command line (unknown model, a count out of range)\n"
+        "\n"
+        "examples:\n"
+        "  tensorplan graph qwen2.5-0.5b --tokens 1 --json decode.json\n"
+        "  tensorplan graph qwen2.5-0.5b --tokens 440 --n-out 1 --json prefill.json\n"
+        "  tensorplan graph tiny --tokens 4 --queued-layers 2 --dot tiny.dot\n"
+        "  dot -Tsvg tiny.dot -o tiny.svg\n",
+        tp_model_builtin_names(), DEFAULT_N_CTX);
+}
+
+/* A decimal count in [lo, hi]; prints the error itself. */
+static int parse_count(const char *flag, const char *text, size_t lo, size_t hi, size_t *value)
+{
+    size_t v = 0;
+    int ok = *text != '\0';
+    for (const char *c = text; ok && *c; c++) {
+        if (*c < '0' || *c > '9' || v > (SIZE_MAX - 9) / 10)
+            ok = 0;
+        else
+            v = v * 10 + (size_t)(*c - '0');
+    }
+    if (!ok || v < lo || v > hi) {
+        tp_cli_error("%s '%s': expected an integer from %zu to %zu", flag, text, lo, hi);
+        return -1;
+    }
+    *value = v;
+    return 0;
+}
+
+int tp_cmd_graph(int argc, char **argv)
+{
+    const char *model = NULL, *json = NULL, *dot = NULL;
+    const char *tokens_s = NULL, *n_out_s = NULL, *n_ctx_s = NULL, *queued_s = NULL;
+    int fuse = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if ((r = tp_cli_take_value(argc, argv, &i, "--tokens", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            tokens_s = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--n-out", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            n_out_s = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--n-ctx", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            n_ctx_s = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--queued-layers", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            queued_s = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--json", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            json = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--dot", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            dot = v;
+        } else if (strcmp(argv[i], "--no-fuse") == 0) {
+            fuse = 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            tp_cli_error("graph: unknown option '%s' (see 'tensorplan help graph')", argv[i]);
+            return TP_EXIT_USAGE;
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            tp_cli_error("graph: unexpected argument '%s' (one MODEL only)", argv[i]);
+            return TP_EXIT_USAGE;
+        }
+    }
+    if (!model) {
+        tp_cli_error("graph: MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        return TP_EXIT_USAGE;
+    }
+    if (!tokens_s) {
+        tp_cli_error("graph: --tokens N is required");
+        return TP_EXIT_USAGE;
+    }
+    if (!json && !dot) {
+        tp_cli_error("graph: nothing to write: give --json FILE and/or --dot FILE");
+        return TP_EXIT_USAGE;
+    }
+    tp_model_config cfg;
+    if (tp_model_config_builtin(model, &cfg) != TP_OK) {
+        tp_cli_error("graph: %s", tp_last_error());
+        return TP_EXIT_USAGE;
+    }
+    const size_t max_ctx = (size_t)cfg.max_ctx;
+    size_t tokens, n_out, n_ctx = DEFAULT_N_CTX, queued = 0;
+    if (parse_count("--tokens", tokens_s, 1, max_ctx, &tokens) != 0)
+        return TP_EXIT_USAGE;
+    n_out = tokens;
+    if (n_out_s && parse_count("--n-out", n_out_s, 1, tokens, &n_out) != 0)
+        return TP_EXIT_USAGE;
+    if (n_ctx_s && parse_count("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
+        return TP_EXIT_USAGE;
+    if (queued_s && parse_count("--queued-layers", queued_s, 0, (size_t)cfg.n_layer, &queued) != 0)
+        return TP_EXIT_USAGE;
+    /* The same rule a run uses, so the graph's KV regions are the ones a run would create. */
+    if (n_ctx < tokens)
+        n_ctx = tokens;
+    if (n_ctx > max_ctx)
+        n_ctx = max_ctx;
+
+    tp_graph_params params = {.n_tokens = tokens,
+                              .n_out = n_out,
+                              .n_ctx = n_ctx,
+                              .fuse_ffn = fuse,
+                              .queued_layers = (int)queued};
+    tp_graph *g = NULL;
+    if (tp_model_build_graph(&cfg, &params, &g) != TP_OK) {
+        tp_cli_error("graph: %s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    int rc = TP_EXIT_OK;
+    if (json && tp_graph_save_json(g, json) != TP_OK) {
+        tp_cli_error("graph: %s", tp_last_error());
+        rc = TP_EXIT_ERROR;
+    }
+    if (rc == TP_EXIT_OK && dot && tp_graph_save_dot(g, dot) != TP_OK) {
+        tp_cli_error("graph: %s", tp_last_error());
+        rc = TP_EXIT_ERROR;
+    }
+    if (rc == TP_EXIT_OK) {
+        printf("%s %s: %zu tokens, %zu output rows, n_ctx %zu: %zu nodes, %zu dead, "
+               "%zu queued layers, swiglu fusion %s\n",
+               cfg.name, g->kind, tokens, n_out, n_ctx, g->n_nodes, tp_graph_count_dead(g),
+               queued, fuse ? "on" : "off");
+    }
+    tp_graph_destroy(g);
+    return rc;
+}
