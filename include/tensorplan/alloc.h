@@ -20,7 +20,9 @@ extern "C" {
 
 typedef enum tp_alloc_strategy {
     TP_STRATEGY_POOL = 0, /* per-node buffers from exact-length pools (the chapter)       */
-    TP_STRATEGY_ARENA     /* per backend one arena; windows at offsets from the planner   */
+    TP_STRATEGY_ARENA,    /* per backend one arena; windows at offsets from the planner   */
+    TP_STRATEGY_NAIVE     /* every live node its own exact-size pool buffer, never reused
+                             and never aliased: the reference other strategies must match */
 } tp_alloc_strategy;
 
 typedef enum tp_alias_policy {
@@ -49,7 +51,7 @@ typedef struct tp_alloc_options {
 } tp_alloc_options;
 
 tp_alloc_options tp_alloc_options_default(void);
-const char *tp_alloc_strategy_name(tp_alloc_strategy s);           /* "pool", "arena"  */
+const char *tp_alloc_strategy_name(tp_alloc_strategy s); /* "pool", "arena", "naive" */
 tp_status tp_alloc_strategy_from_name(const char *name, tp_alloc_strategy *s);
 const char *tp_alias_policy_name(tp_alias_policy p); /* "sole-consumer", "last-consumer", "none" */
 tp_status tp_alias_policy_from_name(const char *name, tp_alias_policy *p);
@@ -111,6 +113,10 @@ tp_status tp_alloc_ensure_kv(tp_allocator *alloc, int layer, int backend, size_t
                              tp_bufref *k, tp_bufref *v);
 /* 1 and the pair when the layer has regions, else 0. */
 int tp_alloc_kv_pair(const tp_allocator *alloc, int layer, tp_bufref *k, tp_bufref *v);
+
+/* KV layers in creation order: i < tp_alloc_kv_count; 1 and the layer's pair, else 0. */
+size_t tp_alloc_kv_count(const tp_allocator *alloc);
+int tp_alloc_kv_at(const tp_allocator *alloc, size_t i, int *layer, tp_bufref *k, tp_bufref *v);
 
 /* --- inputs ----------------------------------------------------------------------- */
 

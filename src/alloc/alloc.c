@@ -112,6 +112,7 @@ const char *tp_alloc_strategy_name(tp_alloc_strategy s)
     switch (s) {
     case TP_STRATEGY_POOL: return "pool";
     case TP_STRATEGY_ARENA: return "arena";
+    case TP_STRATEGY_NAIVE: return "naive";
     }
     return "unknown";
 }
@@ -124,8 +125,11 @@ tp_status tp_alloc_strategy_from_name(const char *name, tp_alloc_strategy *s)
         *s = TP_STRATEGY_POOL;
     else if (strcmp(name, "arena") == 0)
         *s = TP_STRATEGY_ARENA;
+    else if (strcmp(name, "naive") == 0)
+        *s = TP_STRATEGY_NAIVE;
     else
-        return tp_fail(TP_ERR_INVALID, "unknown strategy '%s' (expected pool or arena)", name);
+        return tp_fail(TP_ERR_INVALID, "unknown strategy '%s' (expected pool, arena or naive)",
+                       name);
     return TP_OK;
 }
 
@@ -429,6 +433,24 @@ int tp_alloc_kv_pair(const tp_allocator *a, int layer, tp_bufref *k, tp_bufref *
     return 0;
 }
 
+size_t tp_alloc_kv_count(const tp_allocator *a)
+{
+    return a ? a->n_kv : 0;
+}
+
+int tp_alloc_kv_at(const tp_allocator *a, size_t i, int *layer, tp_bufref *k, tp_bufref *v)
+{
+    if (!a || i >= a->n_kv)
+        return 0;
+    if (layer)
+        *layer = a->kv[i].layer;
+    if (k)
+        *k = region_ref(&a->persistent[a->kv[i].k]);
+    if (v)
+        *v = region_ref(&a->persistent[a->kv[i].v]);
+    return 1;
+}
+
 /* --- the walk ------------------------------------------------------------------------------ */
 
 static double now_seconds(void)
@@ -504,9 +526,14 @@ static tp_status acquire(walk *w, size_t id, size_t t)
     h.backend = be;
     h.first = t;
     h.deadline = w->last_use[id];
-    if (w->p->opts.strategy == TP_STRATEGY_POOL) {
+    /* naive: held to the end of the graph, so no buffer is ever handed to a second node */
+    if (w->p->opts.strategy == TP_STRATEGY_NAIVE)
+        h.deadline = w->n;
+    if (w->p->opts.strategy != TP_STRATEGY_ARENA) {
         tp_backend *b = w->a->backends[be];
-        size_t len = w->p->opts.size_classes ? tp_size_class(elems) : elems;
+        size_t len = w->p->opts.size_classes && w->p->opts.strategy == TP_STRATEGY_POOL
+                         ? tp_size_class(elems)
+                         : elems;
         tp_status st = b->alloc(b, len, &h.id);
         if (st != TP_OK)
             return st;
@@ -537,7 +564,7 @@ static void sweep(walk *w, size_t t)
     for (size_t i = 0; i < w->n_live; i++) {
         held_buf *h = &w->hb[w->live[i]];
         if (h->deadline < t) {
-            if (w->p->opts.strategy == TP_STRATEGY_POOL) {
+            if (w->p->opts.strategy != TP_STRATEGY_ARENA) {
                 tp_backend *b = w->a->backends[h->backend];
                 b->free_buffer(b, h->id);
             }
@@ -566,6 +593,8 @@ static int inplace_op(tp_alias_policy policy, tp_op op)
 static int may_alias(walk *w, size_t id, size_t t)
 {
     const tp_node *node = &w->g->nodes[id];
+    if (w->p->opts.strategy == TP_STRATEGY_NAIVE)
+        return 0;
     if (!inplace_op(w->p->opts.aliasing, node->op) || node->n_src < 1)
         return 0;
     size_t s = node->src[0];
@@ -794,7 +823,7 @@ static tp_status compute_stats(walk *w, double t0)
         for (size_t i = 0; i < w->n_hb; i++) {
             const held_buf *h = &w->hb[i];
             size_t j = 0;
-            if (p->opts.strategy == TP_STRATEGY_POOL) {
+            if (p->opts.strategy != TP_STRATEGY_ARENA) {
                 for (j = 0; j < m; j++)
                     if (seen[j].backend == h->backend && seen[j].id == h->id)
                         break;
