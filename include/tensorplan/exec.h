@@ -1,0 +1,70 @@
+/* tensorplan: the scheduler (engine.md section 5) and the execution trace.
+ *
+ * Executes the allocator's current graph through its plan. Splits are maximal runs of
+ * consecutive nodes (build order) on one backend. At a split whose backend differs from the
+ * previous split's, the previous backend is synchronised and every source living on another
+ * backend is copied into its staging window on this one (allocator.md section 6). Inputs
+ * (host-filled) and nodes without a buffer (dead) are skipped; kv_store, kv_load and attn
+ * get their layer's K/V pair from the allocator; a node whose buffer is on another backend
+ * than its split is refused. Every backend is synchronised at the end. The scheduler
+ * allocates nothing itself: staging windows come from the allocator. */
+#ifndef TENSORPLAN_EXEC_H
+#define TENSORPLAN_EXEC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tensorplan/alloc.h"
+#include "tensorplan/weights.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_trace tp_trace;
+
+typedef struct tp_exec_options {
+    /* 1 (the rule): synchronise the previous split's backend before copying its buffers
+     * to the host. 0 is a debug switch that reproduces the stale-copy bug (a host copy of
+     * a buffer with queued work reads the old contents); only regression tests use it. */
+    int sync_before_host_copy;
+    /* NULL: no trace. With a trace, each node's backend is synchronised after the node so
+     * that its output can be read before a later node reuses the buffer. */
+    tp_trace *trace;
+} tp_exec_options;
+
+typedef struct tp_exec_stats {
+    size_t executed;        /* nodes handed to a backend                                 */
+    size_t skipped_inputs;  /* host-filled                                               */
+    size_t skipped_dead;    /* no buffer                                                 */
+    size_t splits;
+    size_t syncs;           /* synchronize calls                                         */
+    size_t staged;          /* staging copies made                                       */
+    double seconds;
+} tp_exec_stats;
+
+tp_exec_options tp_exec_options_default(void);
+
+/* Executes graph, which must be alloc's current plan. weights supplies mul_mat, rms_norm
+ * and embedding tensors by name. stats may be NULL. */
+tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
+                     const tp_exec_options *options, tp_exec_stats *stats);
+
+/* --- the trace (engine.md section 7) ---------------------------------------------------
+ * A JSON file: {"format": "tensorplan-trace", "version": 1, "runs": [ ... ]}, one run per
+ * executed graph, each with its nodes in execution order: id, name, op, backend, buffer
+ * window, shape, summary statistics (min, max, mean, rms, nan, inf over the output window)
+ * and a down-sampled sample of at most TP_TRACE_SAMPLE evenly spaced values. Inputs appear
+ * with "host_filled": true and their integer values when they are i32. */
+#define TP_TRACE_SAMPLE 16
+
+tp_status tp_trace_open(const char *path, tp_trace **out);
+/* Finishes the JSON document and closes the file; NULL is a no-op. */
+tp_status tp_trace_close(tp_trace *trace);
+size_t tp_trace_runs(const tp_trace *trace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_EXEC_H */
