@@ -1,0 +1,47 @@
+/* Internal to the planner: the fast greedy, the portfolio, the exact search and the
+ * bounded-memory transitive reduction. Tests reach the pieces through this header. */
+#ifndef TP_PLANNER_PERF_H
+#define TP_PLANNER_PERF_H
+
+#include "tensorplan/planner.h"
+
+#include <stddef.h>
+
+/* How a greedy pass chooses among the free gaps that fit. */
+typedef enum tp_gap_rule {
+    TP_GAP_BEST_FIT = 0, /* planner.md section 2: smallest fitting gap, lowest on a tie */
+    TP_GAP_FIRST_FIT     /* lowest fitting gap                                          */
+} tp_gap_rule;
+
+/* Places the tensors named by order[0..n_order) in that order, each into a free gap of the
+ * address space left by already placed tensors whose lifetimes intersect its own, or on top of
+ * the last such block when no gap fits (the rule of planner.md section 2, with every offset
+ * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
+ * are not considered placed (order must name only tensors of non-zero size, each once).
+ * Near O(n log n) when lifetimes are local: placed tensors live in a segment tree over time
+ * whose nodes keep coalesced address blocks. Lifetimes must already be checked. */
+tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
+                          size_t *arena_size);
+
+/* tp_plan_offsets semantics (decreasing size, stable), through tp_greedy_place. */
+tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
+                               size_t *offsets, size_t *arena_size);
+
+/* The dense seed reduction (n^2/8 bytes), kept as the reference for the blocked one. */
+tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
+                                        size_t edge_count, tp_edge *reduced,
+                                        size_t *reduced_count);
+
+/* The reduction with successors visited in ascending order and a successor's row folded only
+ * when its edge is kept. The reachability rows are kept for one block of columns at a time,
+ * the block as wide as memory_budget bytes allow (at least 64 columns), so memory stays near
+ * memory_budget whatever node_count is. Output identical to the dense one. */
+tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges,
+                                         size_t edge_count, tp_edge *reduced,
+                                         size_t *reduced_count, size_t memory_budget);
+
+/* Default memory budget of tp_transitive_reduction: 1 GiB of reachability bits. */
+#define TP_REDUCTION_DEFAULT_BUDGET ((size_t)1 << 30)
+
+#endif
