@@ -2,6 +2,8 @@
 # `make run`: the main job on the built-in defaults.
 set -e
 B=${1:-build}
+echo "== tensorplan model qwen2.5-0.5b --prompt 440"
+"$B/tensorplan" model qwen2.5-0.5b --prompt 440
 echo "== tensorplan plan tests/data/minimalloc/input.12.csv --capacity 12"
 "$B/tensorplan" plan tests/data/minimalloc/input.12.csv --capacity 12 || true
 echo "== tensorplan plan tests/data/minimalloc/A.1048576.csv --capacity 1048576"

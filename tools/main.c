@@ -15,6 +15,10 @@ static const tp_command commands[] = {
      tp_help_validate},
     {"graph", "build a model's decoder graph and write it as JSON or DOT", tp_cmd_graph,
      tp_help_graph},
+    {"alloc", "plan where every node of a graph file lives (pools or arena, KV regions)",
+     tp_cmd_alloc, tp_help_alloc},
+    {"model", "memory report of a built-in model: weights, KV, activations per strategy",
+     tp_cmd_model, tp_help_model},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 

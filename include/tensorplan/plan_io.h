@@ -1,0 +1,26 @@
+/* tensorplan: plan files. The plan JSON format of formats.md section 2 ("tensorplan-plan",
+ * version 1), written from an allocator's current plan. Part of the tensorplan_io library.
+ *
+ * Buffer ids are the pools' own ids. In the arena strategy every node window of a backend
+ * lies in that backend's one arena buffer (its pool id; 0 on a fresh allocator only when
+ * nothing was allocated before it) and `offset` is the element offset inside it. */
+#ifndef TENSORPLAN_PLAN_IO_H
+#define TENSORPLAN_PLAN_IO_H
+
+#include "tensorplan/alloc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The JSON text of the allocator's current plan (refused when it has none). Deterministic
+ * except stats.plan_seconds. *out is NUL-terminated; the caller frees it with free(). */
+tp_status tp_plan_to_json(const tp_allocator *alloc, char **out);
+/* Writes it to a file; nothing is written when refused. */
+tp_status tp_plan_save_json(const tp_allocator *alloc, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_PLAN_IO_H */
