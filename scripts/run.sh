@@ -8,3 +8,5 @@ echo "== tensorplan plan tests/data/minimalloc/input.12.csv --capacity 12"
 "$B/tensorplan" plan tests/data/minimalloc/input.12.csv --capacity 12 || true
 echo "== tensorplan plan tests/data/minimalloc/A.1048576.csv --capacity 1048576"
 "$B/tensorplan" plan tests/data/minimalloc/A.1048576.csv --capacity 1048576 || true
+echo "== tensorplan run tiny --prompt-len 8 --max-new 8 --queued-layers 1"
+"$B/tensorplan" run tiny --prompt-len 8 --max-new 8 --queued-layers 1

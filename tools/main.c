@@ -19,6 +19,8 @@ static const tp_command commands[] = {
      tp_cmd_alloc, tp_help_alloc},
     {"model", "memory report of a built-in model: weights, KV, activations per strategy",
      tp_cmd_model, tp_help_model},
+    {"run", "run a built-in model (random weights) through the planned graph", tp_cmd_run,
+     tp_help_run},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 

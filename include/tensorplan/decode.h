@@ -1,0 +1,94 @@
+/* tensorplan: the decode loop (engine.md section 6).
+ *
+ * A session owns a graph cache (and through it the allocator, whose KV regions survive
+ * every rebuild) for one model config and one weight registry. Prefill runs the prompt
+ * with logits for the last token only (tail rows); each decode step runs one token at the
+ * next position and reuses one cached graph: only the inputs are refilled. The KV context
+ * n_ctx = min(max(requested, prompt length), model maximum) is computed once, at the first
+ * forward, so prefill and decode size the same regions; a position >= n_ctx is refused
+ * before any input is written or any node runs. */
+#ifndef TENSORPLAN_DECODE_H
+#define TENSORPLAN_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplan/alloc.h"
+#include "tensorplan/cache.h"
+#include "tensorplan/exec.h"
+#include "tensorplan/model.h"
+#include "tensorplan/weights.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TP_DEFAULT_N_CTX 4096
+
+typedef struct tp_session_options {
+    tp_alloc_options alloc;  /* strategy, aliasing, debug rules                            */
+    tp_exec_options exec;    /* sync rule, trace                                           */
+    size_t n_ctx;            /* requested context; 0 = TP_DEFAULT_N_CTX                    */
+    int queued_layers;       /* layers [0, k) on the queued backend                       */
+    int fuse_ffn;            /* SwiGLU fusion (env TENSORPLAN_NO_FUSE_FFN=1 turns it off)  */
+    int fuse_qkv;            /* QKV fusion toggle (env TENSORPLAN_NO_FUSE_QKV=1)           */
+    int tail_rows;           /* 1: prefill computes logits for the last row only          */
+    size_t cache_capacity;   /* graphs kept by the cache; 0 = TP_GRAPH_CACHE_MAX           */
+} tp_session_options;
+
+tp_session_options tp_session_options_default(void);
+
+typedef struct tp_session_stats {
+    size_t forwards;          /* graph executions                                          */
+    size_t builds;            /* graphs built and planned                                  */
+    size_t reuses;            /* executions on a cached graph                              */
+    size_t prefill_tokens, decode_tokens;
+    double prefill_seconds, decode_seconds; /* wall time of the forwards, planning included */
+    double build_seconds;     /* building graphs                                           */
+    double plan_seconds;      /* tp_alloc_graph, as the allocator measured it              */
+    double exec_seconds;      /* the scheduler                                              */
+    size_t last_pool_allocations; /* pool allocations made by the most recent forward      */
+    tp_plan_stats prefill_plan;   /* the plan of the last multi-token graph built           */
+    tp_plan_stats decode_plan;    /* the plan of the last one-token graph built             */
+} tp_session_stats;
+
+typedef struct tp_session tp_session;
+
+/* The config and weights must outlive the session. options NULL = defaults. */
+tp_status tp_session_create(const tp_model_config *config, const tp_weights *weights,
+                            const tp_session_options *options, tp_session **out);
+void tp_session_destroy(tp_session *s);
+
+/* Runs n tokens at positions n_past .. n_past + n - 1 and writes the logits of the last
+ * n_out rows to logits[n_out][vocab] (logits may be NULL). The first call fixes n_ctx from
+ * the requested context and n. */
+tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
+                             float *logits);
+/* Prefill (n_out 1 when tail_rows, else every row computed and the last returned), then
+ * greedy decoding: out[0..max_new) receives the generated ids. logits (may be NULL)
+ * receives the last step's vocab logits. */
+tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                              size_t max_new, int32_t *out, float *logits);
+
+/* The index of the largest logit (the first one on ties). */
+int32_t tp_argmax(const float *logits, size_t n);
+
+size_t tp_session_n_past(const tp_session *s);
+size_t tp_session_n_ctx(const tp_session *s);      /* 0 before the first forward */
+tp_allocator *tp_session_allocator(tp_session *s);
+tp_graph_cache *tp_session_cache(tp_session *s);
+const tp_graph *tp_session_graph(const tp_session *s); /* the last executed graph */
+tp_session_stats tp_session_get_stats(const tp_session *s);
+/* Changes the options used by later forwards (a changed fusion toggle or device layer
+ * count forces a rebuild with the same allocator; n_ctx stays fixed once chosen). */
+tp_status tp_session_set_options(tp_session *s, const tp_session_options *options);
+
+/* Writes DIR/logits.f32 (the last forward's logits rows) and DIR/kv.L.k.f32, kv.L.v.f32
+ * for every layer (the whole n_ctx rows), raw little-endian f32. */
+tp_status tp_session_dump(tp_session *s, const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORPLAN_DECODE_H */

@@ -1,0 +1,387 @@
+/* tensorplan run: a built-in model with seeded random weights, prefill and greedy decoding
+ * through the planned graph, with speed and memory summaries. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tensorplan/decode.h"
+#include "tensorplan/graph_io.h"
+#include "tensorplan/kernels.h"
+
+#define RUN_DEFAULT_PROMPT 8
+#define RUN_DEFAULT_MAX_NEW 8
+
+void tp_help_run(FILE *out)
+{
+    fprintf(out,
+        "usage: tensorplan run MODEL [--prompt-tokens 1,2,3 | --prompt-len N] [--max-new N]\n"
+        "                      [--seed S] [--n-ctx C] [--queued-layers K]\n"
+        "                      [--strategy pool|arena|naive]\n"
+        "                      [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
+        "                      [--trace FILE] [--dump-dir DIR]\n"
+        "                      [--dump-graph FILE] [--dump-graph-json FILE]\n"
+        "\n"
+        "Runs a built-in model with deterministic random weights (from --seed): prefill of the\n"
+        "prompt (logits for the last token only), then greedy decoding, every decode step on\n"
+        "one cached graph. Prints the generated token ids, prefill and decode speed, the time\n"
+        "spent planning vs executing, and the memory summary (the same figures as\n"
+        "'tensorplan model' for this prompt length and context).\n"
+        "\n"
+        "MODEL: %s\n"
+        "\n"
+        "options:\n"
+        "  --prompt-tokens L   comma-separated token ids of the prompt\n"
+        "  --prompt-len N      a prompt of N seeded random ids (default %d)\n"
+        "  --max-new N         tokens to generate (default %d; 0 runs the prefill only)\n"
+        "  --seed S            seed of the weights and of a random prompt (default 1)\n"
+        "  --n-ctx C           KV context requested (default %d); the context used is\n"
+        "                      min(max(C, prompt length), the model's maximum)\n"
+        "  --queued-layers K   layers [0, K) run on the queued backend (deferred execution)\n"
+        "  --strategy S        pool (default), arena, or naive (one private buffer per node)\n"
+        "  --aliasing P        sole-consumer (default), last-consumer or none\n"
+        "  --threads N         kernel threads (default: online CPUs)\n"
+        "  --trace FILE        JSON trace: per node statistics and a sample of its output\n"
+        "                      (env TENSORPLAN_TRACE)\n"
+        "  --dump-dir DIR      after the run: DIR/logits.f32 and DIR/kv.L.k.f32, kv.L.v.f32,\n"
+        "                      raw little-endian f32 (env TENSORPLAN_GRAPH_DUMP)\n"
+        "  --dump-graph FILE   write the prefill graph as Graphviz DOT (after build, backend\n"
+        "                      assignment and fusion) and exit\n"
+        "  --dump-graph-json FILE  the same graph as JSON, then exit\n"
+        "  -h, --help          this text\n"
+        "\n"
+        "environment: TENSORPLAN_NO_FUSE_FFN=1 and TENSORPLAN_NO_FUSE_QKV=1 switch fusions off.\n"
+        "\n"
+        "exit codes:\n"
+        "  0  done\n"
+        "  1  runtime failure (out of memory, a position beyond the context, I/O)\n"
+        "  2  bad command line\n"
+        "\n"
+        "example:\n"
+        "  tensorplan run qwen2.5-0.5b --prompt-len 16 --max-new 4\n",
+        tp_model_builtin_names(), RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW, TP_DEFAULT_N_CTX);
+}
+
+static int parse_u64(const char *flag, const char *text, uint64_t lo, uint64_t hi,
+                     uint64_t *value)
+{
+    uint64_t v = 0;
+    int ok = *text != '\0';
+    for (const char *c = text; ok && *c; c++) {
+        if (*c < '0' || *c > '9' || v > (UINT64_MAX - 9) / 10)
+            ok = 0;
+        else
+            v = v * 10 + (uint64_t)(*c - '0');
+    }
+    if (!ok || v < lo || v > hi) {
+        tp_cli_error("run: %s '%s': expected an integer from %llu to %llu", flag, text,
+                     (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *value = v;
+    return 0;
+}
+
+/* "1,2,3" -> ids, each below vocab */
+static int parse_tokens(const char *text, int vocab, int32_t **out, size_t *n)
+{
+    size_t count = 1;
+    for (const char *c = text; *c; c++)
+        count += *c == ',';
+    int32_t *ids = malloc(count * sizeof *ids);
+    if (!ids) {
+        tp_cli_error("run: out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    const char *p = text;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char buf[32];
+        uint64_t v = 0;
+        if (len == 0 || len >= sizeof buf) {
+            tp_cli_error("run: --prompt-tokens '%s': expected comma-separated ids", text);
+            free(ids);
+            return -1;
+        }
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (parse_u64("--prompt-tokens", buf, 0, (uint64_t)vocab - 1, &v) != 0) {
+            free(ids);
+            return -1;
+        }
+        ids[k++] = (int32_t)v;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *out = ids;
+    *n = k;
+    return 0;
+}
+
+static double mb(size_t bytes)
+{
+    return (double)bytes / 1e6;
+}
+
+static void plan_row(const char *title, const tp_plan_stats *s, const tp_alloc_options *o)
+{
+    printf("\n%s\n", title);
+    printf("  %-8s %-14s %8s %14s %10s %14s %10s %10s\n", "strategy", "aliasing", "buffers",
+           "activation B", "MB", "peak held B", "MB", "plan ms");
+    printf("  %-8s %-14s %8zu %14zu %10.3f %14zu %10.3f %10.3f\n",
+           tp_alloc_strategy_name(o->strategy), tp_alias_policy_name(o->aliasing),
+           s->activation_buffers, s->activation_bytes, mb(s->activation_bytes),
+           s->peak_held_bytes, mb(s->peak_held_bytes), s->plan_seconds * 1e3);
+    printf("  nodes %zu, live %zu, dead %zu; naive (every node its own buffer) %zu B "
+           "(%.3f MB)\n",
+           s->nodes, s->live_nodes, s->dead_nodes, s->naive_bytes, mb(s->naive_bytes));
+}
+
+/* --dump-graph / --dump-graph-json: the prefill graph as the run would build it. */
+static int dump_graph(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
+                      const char *dot, const char *json)
+{
+    size_t req = o->n_ctx ? o->n_ctx : TP_DEFAULT_N_CTX;
+    size_t n_ctx = req > n_prompt ? req : n_prompt;
+    if (n_ctx > (size_t)c->max_ctx)
+        n_ctx = (size_t)c->max_ctx;
+    tp_graph_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.n_tokens = n_prompt;
+    gp.n_out = o->tail_rows ? 1 : n_prompt;
+    gp.n_ctx = n_ctx;
+    const char *e = getenv("TENSORPLAN_NO_FUSE_FFN");
+    gp.fuse_ffn = o->fuse_ffn && !(e && strcmp(e, "1") == 0);
+    e = getenv("TENSORPLAN_NO_FUSE_QKV");
+    gp.fuse_qkv = o->fuse_qkv && !(e && strcmp(e, "1") == 0);
+    gp.queued_layers = o->queued_layers;
+    tp_graph *g = NULL;
+    if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
+        tp_cli_error("run: %s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    int rc = TP_EXIT_OK;
+    if (dot && tp_graph_save_dot(g, dot) != TP_OK)
+        rc = TP_EXIT_ERROR;
+    if (rc == TP_EXIT_OK && json && tp_graph_save_json(g, json) != TP_OK)
+        rc = TP_EXIT_ERROR;
+    if (rc != TP_EXIT_OK)
+        tp_cli_error("run: %s", tp_last_error());
+    else
+        printf("graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind, n_prompt,
+               dot ? "; DOT written to " : "", dot ? dot : "",
+               json ? "; JSON written to " : "", json ? json : "");
+    tp_graph_destroy(g);
+    return rc;
+}
+
+int tp_cmd_run(int argc, char **argv)
+{
+    const char *model = NULL, *tokens_s = NULL, *len_s = NULL, *max_new_s = NULL;
+    const char *seed_s = NULL, *n_ctx_s = NULL, *queued_s = NULL, *strategy_s = NULL;
+    const char *aliasing_s = NULL, *threads_s = NULL, *trace_s = NULL, *dump_s = NULL;
+    const char *dot_s = NULL, *json_s = NULL;
+    struct {
+        const char *flag;
+        const char **dst;
+    } flags[] = {{"--prompt-tokens", &tokens_s}, {"--prompt-len", &len_s},
+                 {"--max-new", &max_new_s},      {"--seed", &seed_s},
+                 {"--n-ctx", &n_ctx_s},          {"--queued-layers", &queued_s},
+                 {"--strategy", &strategy_s},    {"--aliasing", &aliasing_s},
+                 {"--threads", &threads_s},      {"--trace", &trace_s},
+                 {"--dump-dir", &dump_s},        {"--dump-graph", &dot_s},
+                 {"--dump-graph-json", &json_s}};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            tp_help_run(stdout);
+            return TP_EXIT_OK;
+        }
+        int taken = 0;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !taken; f++) {
+            const char *v;
+            int r = tp_cli_take_value(argc, argv, &i, flags[f].flag, NULL, &v);
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            if (r > 0) {
+                *flags[f].dst = v;
+                taken = 1;
+            }
+        }
+        if (taken)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            tp_cli_error("run: unknown option '%s' (see 'tensorplan help run')", argv[i]);
+            return TP_EXIT_USAGE;
+        }
+        if (model) {
+            tp_cli_error("run: unexpected argument '%s' (one MODEL only)", argv[i]);
+            return TP_EXIT_USAGE;
+        }
+        model = argv[i];
+    }
+    if (!model) {
+        tp_cli_error("run: MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        return TP_EXIT_USAGE;
+    }
+    tp_model_config cfg;
+    if (tp_model_config_builtin(model, &cfg) != TP_OK) {
+        tp_cli_error("run: %s", tp_last_error());
+        return TP_EXIT_USAGE;
+    }
+    if (tokens_s && len_s) {
+        tp_cli_error("run: --prompt-tokens and --prompt-len exclude each other");
+        return TP_EXIT_USAGE;
+    }
+    uint64_t prompt_len = RUN_DEFAULT_PROMPT, max_new = RUN_DEFAULT_MAX_NEW, seed = 1;
+    uint64_t n_ctx = 0, queued = 0, threads = 0;
+    tp_session_options o = tp_session_options_default();
+    if ((len_s && parse_u64("--prompt-len", len_s, 1, (uint64_t)cfg.max_ctx, &prompt_len)) ||
+        (max_new_s && parse_u64("--max-new", max_new_s, 0, (uint64_t)cfg.max_ctx, &max_new)) ||
+        (seed_s && parse_u64("--seed", seed_s, 0, UINT64_MAX, &seed)) ||
+        (n_ctx_s && parse_u64("--n-ctx", n_ctx_s, 1, (uint64_t)1 << 40, &n_ctx)) ||
+        (queued_s && parse_u64("--queued-layers", queued_s, 0, (uint64_t)cfg.n_layer, &queued)) ||
+        (threads_s && parse_u64("--threads", threads_s, 1, 64, &threads)))
+        return TP_EXIT_USAGE;
+    if (strategy_s && tp_alloc_strategy_from_name(strategy_s, &o.alloc.strategy) != TP_OK) {
+        tp_cli_error("run: --strategy: %s", tp_last_error());
+        return TP_EXIT_USAGE;
+    }
+    if (aliasing_s && tp_alias_policy_from_name(aliasing_s, &o.alloc.aliasing) != TP_OK) {
+        tp_cli_error("run: --aliasing: %s", tp_last_error());
+        return TP_EXIT_USAGE;
+    }
+    o.n_ctx = (size_t)n_ctx;
+    o.queued_layers = (int)queued;
+    if (threads)
+        tp_kernels_set_threads((int)threads);
+
+    int32_t *prompt = NULL;
+    size_t n_prompt = 0;
+    if (tokens_s) {
+        if (parse_tokens(tokens_s, cfg.vocab, &prompt, &n_prompt) != 0)
+            return TP_EXIT_USAGE;
+        if (n_prompt > (size_t)cfg.max_ctx) {
+            tp_cli_error("run: %zu prompt tokens exceed the model's context (%d)", n_prompt,
+                         cfg.max_ctx);
+            free(prompt);
+            return TP_EXIT_USAGE;
+        }
+    } else {
+        n_prompt = (size_t)prompt_len;
+        prompt = malloc(n_prompt * sizeof *prompt);
+        if (!prompt) {
+            tp_cli_error("run: out of memory");
+            return TP_EXIT_ERROR;
+        }
+        uint64_t st = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+        for (size_t i = 0; i < n_prompt; i++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            prompt[i] = (int32_t)((st >> 33) % (uint64_t)cfg.vocab);
+        }
+    }
+    if (dot_s || json_s) {
+        int rc = dump_graph(&cfg, &o, n_prompt, dot_s, json_s);
+        free(prompt);
+        return rc;
+    }
+    if (!trace_s)
+        trace_s = getenv("TENSORPLAN_TRACE");
+    if (!dump_s)
+        dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
+    if (trace_s && !*trace_s)
+        trace_s = NULL;
+    if (dump_s && !*dump_s)
+        dump_s = NULL;
+
+    int rc = TP_EXIT_ERROR;
+    tp_weights *w = NULL;
+    tp_session *s = NULL;
+    tp_trace *trace = NULL;
+    int32_t *out = calloc(max_new ? (size_t)max_new : 1, sizeof *out);
+    double t0 = tp_cli_now();
+    if (!out) {
+        tp_cli_error("run: out of memory");
+        goto done;
+    }
+    if (tp_weights_init_random(&cfg, seed, &w) != TP_OK)
+        goto fail;
+    double t_weights = tp_cli_now() - t0;
+    if (trace_s && tp_trace_open(trace_s, &trace) != TP_OK)
+        goto fail;
+    o.exec.trace = trace;
+    if (tp_session_create(&cfg, w, &o, &s) != TP_OK)
+        goto fail;
+    if (tp_session_generate(s, prompt, n_prompt, (size_t)max_new, out, NULL) != TP_OK)
+        goto fail;
+    if (dump_s && tp_session_dump(s, dump_s) != TP_OK)
+        goto fail;
+    if (trace && tp_trace_close(trace) != TP_OK) {
+        trace = NULL;
+        goto fail;
+    }
+    trace = NULL;
+
+    tp_session_stats st = tp_session_get_stats(s);
+    printf("model %s: random f32 weights (seed %llu, %.2f s to create), %d kernel threads\n",
+           cfg.name, (unsigned long long)seed, t_weights, tp_kernels_threads());
+    printf("prompt (%zu tokens):", n_prompt);
+    for (size_t i = 0; i < n_prompt && i < 32; i++)
+        printf(" %ld", (long)prompt[i]);
+    printf("%s\n", n_prompt > 32 ? " ..." : "");
+    printf("generated (%llu tokens):", (unsigned long long)max_new);
+    for (size_t i = 0; i < (size_t)max_new; i++)
+        printf(" %ld", (long)out[i]);
+    printf("\n");
+    printf("prefill: %zu tokens in %.3f s (%.2f tokens/s)\n", st.prefill_tokens,
+           st.prefill_seconds,
+           st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0);
+    printf("decode: %zu tokens in %.3f s (%.2f tokens/s)\n", st.decode_tokens, st.decode_seconds,
+           st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0);
+    printf("time: building graphs %.3f ms, planning %.3f ms, executing %.3f ms; %zu graphs "
+           "built, %zu executions on a cached graph; last step's pool allocations: %zu\n",
+           st.build_seconds * 1e3, st.plan_seconds * 1e3, st.exec_seconds * 1e3, st.builds,
+           st.reuses, st.last_pool_allocations);
+    printf("queued layers: %d of %d\n", o.queued_layers, cfg.n_layer);
+
+    /* the memory summary, in the terms of 'tensorplan model' */
+    size_t wb = tp_weights_bytes(w), n_ctx_used = tp_session_n_ctx(s);
+    size_t kv_elems = (size_t)(cfg.n_head_kv * cfg.head_dim) * n_ctx_used, kv_bytes = 0;
+    tp_allocator *alloc = tp_session_allocator(s);
+    for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
+        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+    printf("\nmemory\n");
+    printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", wb / sizeof(float), wb,
+           mb(wb));
+    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes (%.1f MB)\n",
+           n_ctx_used, cfg.n_layer, kv_elems, kv_bytes, mb(kv_bytes));
+    char title[128];
+    if (st.prefill_tokens) {
+        snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one", n_prompt);
+        plan_row(title, &st.prefill_plan, &o.alloc);
+    }
+    if (st.decode_tokens)
+        /* a one-token prompt's graph is the decode graph: it was planned as the prefill */
+        plan_row("decode: 1 token", st.decode_plan.nodes ? &st.decode_plan : &st.prefill_plan,
+                 &o.alloc);
+    if (dump_s)
+        printf("\ndump: logits and KV regions written to %s\n", dump_s);
+    if (trace_s)
+        printf("trace: written to %s\n", trace_s);
+    rc = TP_EXIT_OK;
+    goto done;
+fail:
+    tp_cli_error("run: %s", tp_last_error());
+    rc = TP_EXIT_ERROR;
+done:
+    if (trace)
+        (void)tp_trace_close(trace);
+    tp_session_destroy(s);
+    tp_weights_destroy(w);
+    free(out);
+    free(prompt);
+    return rc;
+}
