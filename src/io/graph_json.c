@@ -412,7 +412,10 @@ tp_status tp_graph_parse_json(const char *text, size_t len, const char *source, 
         if (root)
             return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected the end of the "
                            "text after the JSON value, got '%s'", r.source, line, col, near);
-        if (at >= text + len)
+        const char *rest = at;
+        while (rest < text + len && (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r'))
+            rest++;
+        if (rest >= text + len)
             return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected more JSON, got "
                            "the end of the text", r.source, line, col);
         return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected valid JSON, got "
