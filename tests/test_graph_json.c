@@ -275,7 +275,8 @@ static void test_malformed_refused(void **state)
 {
     (void)state;
     static const jcase cases[] = {
-        {NODE(11), "[10]", "[12]", "nodes[11].src[0]", "expected a node id smaller than 11, got 12"},
+        {NODE(11), "[10]", "[12]", "nodes[11].src[0]",
+         "expected a node id smaller than 11, got 12"},
         /* A cycle needs a source after its node, which the order rule refuses first. */
         {NODE(2), "\"src\": [0]", "\"src\": [3]", "nodes[2].src[0]", "smaller than 2, got 3"},
         {NODE(11), "[10]", "[11]", "nodes[11].src[0]", "got 11"},
@@ -300,7 +301,8 @@ static void test_malformed_refused(void **state)
         {NODE(11), "[8, 2, 1, 1]", "\"8x2\"", "nodes[11].shape", "got \"8x2\""},
         {NODE(11), "[8, 2, 1, 1]", "[8, 2.5, 1, 1]", "nodes[11].shape[1]", "got 2.5"},
         /* Shapes that do not fit the op, found by validation and mapped to a path. */
-        {NODE(12), "[11, 10]", "[11, 5]", "nodes[12].src[1]", "expected a source of the node's shape"},
+        {NODE(12), "[11, 10]", "[11, 5]", "nodes[12].src[1]",
+         "expected a source of the node's shape"},
         {NODE(6), "\"n_head\": 2", "\"n_head\": 3", "nodes[6].shape[0]", "n_head * head_dim"},
         {NODE(8), "[4, 8, 1, 1]", "[4, 9, 1, 1]", "nodes[8].shape[1]", "n_ctx = 8"},
         {NODE(13), "[12, 3]", "[12]", "nodes[13].src", "expected 2 sources for op add, got 1"},

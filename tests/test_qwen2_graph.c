@@ -280,7 +280,8 @@ static void check_build(const char *model, size_t nt, size_t n_out, size_t n_ctx
         assert_int_equal(g->nodes[i].backend, TP_BACKEND_CPU);
     assert_int_equal(tp_graph_validate(g), TP_OK);
     size_t id;
-    assert_int_equal(tp_graph_find_input(g, "tail_ids", &id), n_out < nt ? TP_OK : TP_ERR_NOT_FOUND);
+    assert_int_equal(tp_graph_find_input(g, "tail_ids", &id),
+                     n_out < nt ? TP_OK : TP_ERR_NOT_FOUND);
     tp_graph_destroy(g);
 }
 
@@ -303,7 +304,9 @@ static void test_qwen_prefill_440_tail(void **state)
 static void test_tiny_shapes(void **state)
 {
     (void)state;
-    static const size_t cases[][3] = {{1, 1, 512}, {5, 5, 64}, {5, 2, 64}, {7, 1, 7}, {512, 3, 512}};
+    static const size_t cases[][3] = {
+        {1, 1, 512}, {5, 5, 64}, {5, 2, 64}, {7, 1, 7}, {512, 3, 512},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int fuse = 0; fuse < 2; fuse++)
             check_build("tiny", cases[i][0], cases[i][1], cases[i][2], fuse, 0);

@@ -80,7 +80,8 @@ static tp_status get_int(const rctx *r, const cJSON *v, const char *path, double
                          const char *what, int64_t *out)
 {
     char buf[96];
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble != floor(v->valuedouble) ||
         v->valuedouble < lo || v->valuedouble > hi)
         return bad(r, path, "expected %s, got %s", what, describe(v, buf, sizeof buf));
     *out = (int64_t)v->valuedouble;
@@ -413,7 +414,8 @@ tp_status tp_graph_parse_json(const char *text, size_t len, const char *source, 
             return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected the end of the "
                            "text after the JSON value, got '%s'", r.source, line, col, near);
         const char *rest = at;
-        while (rest < text + len && (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r'))
+        while (rest < text + len &&
+               (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r'))
             rest++;
         if (rest >= text + len)
             return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected more JSON, got "
