@@ -166,15 +166,13 @@ static tp_status collect_extra(const cJSON *obj, const char *const *known, char 
     return *out ? TP_OK : tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
 }
 
-static const char *op_list(void)
+/* The op names for a message; built per call so concurrent readers share nothing. */
+static const char *op_list(char *list, size_t size)
 {
-    static char list[256];
-    if (!list[0]) {
-        size_t o = 0;
-        for (int i = 0; i < TP_OP_COUNT; i++)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "",
-                                  tp_op_name((tp_op)i));
-    }
+    size_t o = 0;
+    list[0] = '\0';
+    for (int i = 0; i < TP_OP_COUNT && o < size; i++)
+        o += (size_t)snprintf(list + o, size - o, "%s%s", i ? ", " : "", tp_op_name((tp_op)i));
     return list;
 }
 
@@ -206,9 +204,11 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
     TRY(get_string(r, FIELD("name"), path, nd->name, sizeof nd->name, "a name"));
 
     it = FIELD("op");
-    if (!cJSON_IsString(it) || tp_op_from_name(it->valuestring, &nd->op) != TP_OK)
-        return bad(r, path, "expected an op (%s), got %s", op_list(),
+    if (!cJSON_IsString(it) || tp_op_from_name(it->valuestring, &nd->op) != TP_OK) {
+        char ops[256];
+        return bad(r, path, "expected an op (%s), got %s", op_list(ops, sizeof ops),
                    describe(it, buf, sizeof buf));
+    }
 
     it = FIELD("shape");
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) < 1 || cJSON_GetArraySize(it) > 4)
