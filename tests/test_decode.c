@@ -1,0 +1,670 @@
+/* The tiny model end to end: reference math, bit-identical logits across strategies,
+ * aliasing policies and backend mixes, fusion and tail rows, the bug-class rules of the
+ * engine, KV regions across the prefill -> decode rebuild, graph reuse without pool
+ * allocation, the n_ctx rules, trace and dump files, the run command. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "support/ref_forward.h"
+#include "tensorplan/decode.h"
+#include "tensorplan/kernels.h"
+
+#define N_PROMPT 7
+#define N_STEPS 4
+
+static const int32_t prompt[N_PROMPT] = {3, 41, 96, 0, 17, 17, 58};
+
+typedef struct fx {
+    tp_model_config c;
+    tp_weights *w;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    if (!f || tp_model_config_builtin("tiny", &f->c) != TP_OK ||
+        tp_weights_init_random(&f->c, 42, &f->w) != TP_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    tp_weights_destroy(f->w);
+    free(f);
+    return 0;
+}
+
+/* Everything observable of one run: the logits of the prefill (last row) and of each
+ * decode step, then every KV region. */
+typedef struct trace_out {
+    float *logits; /* (1 + N_STEPS) x vocab */
+    float *kv;
+    size_t kv_n;
+    int32_t tokens[N_STEPS + 1];
+} run_out;
+
+static void read_kv(tp_session *s, int n_layer, float **out, size_t *n)
+{
+    tp_allocator *a = tp_session_allocator(s);
+    *out = NULL;
+    *n = 0;
+    for (int L = 0; L < n_layer; L++) {
+        tp_bufref kv[2];
+        assert_true(tp_alloc_kv_pair(a, L, &kv[0], &kv[1]));
+        for (int j = 0; j < 2; j++) {
+            float *p = realloc(*out, (*n + kv[j].len) * sizeof *p);
+            assert_non_null(p);
+            assert_int_equal(tp_alloc_read(a, &kv[j], p + *n), TP_OK);
+            *out = p;
+            *n += kv[j].len;
+        }
+    }
+}
+
+static void run_model(const fx *f, const tp_session_options *o, run_out *r)
+{
+    size_t vocab = (size_t)f->c.vocab;
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&f->c, f->w, o, &s), TP_OK);
+    r->logits = malloc((1 + N_STEPS) * vocab * sizeof *r->logits);
+    assert_non_null(r->logits);
+    size_t n_out = o->tail_rows ? 1 : N_PROMPT;
+    float *pre = malloc(n_out * vocab * sizeof *pre);
+    assert_non_null(pre);
+    if (tp_session_forward(s, prompt, N_PROMPT, n_out, pre) != TP_OK)
+        fail_msg("prefill: %s", tp_last_error());
+    memcpy(r->logits, pre + (n_out - 1) * vocab, vocab * sizeof *pre);
+    free(pre);
+    r->tokens[0] = tp_argmax(r->logits, vocab);
+    for (int i = 0; i < N_STEPS; i++) {
+        if (tp_session_forward(s, &r->tokens[i], 1, 1, r->logits + (size_t)(i + 1) * vocab) !=
+            TP_OK)
+            fail_msg("decode step %d: %s", i, tp_last_error());
+        r->tokens[i + 1] = tp_argmax(r->logits + (size_t)(i + 1) * vocab, vocab);
+    }
+    read_kv(s, f->c.n_layer, &r->kv, &r->kv_n);
+    tp_session_destroy(s);
+}
+
+static void free_run(run_out *r)
+{
+    free(r->logits);
+    free(r->kv);
+}
+
+static void assert_same_run(const fx *f, const run_out *a, const run_out *b, const char *what)
+{
+    size_t n = (1 + N_STEPS) * (size_t)f->c.vocab;
+    if (memcmp(a->logits, b->logits, n * sizeof(float)) != 0) {
+        double worst = 0;
+        for (size_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs((double)a->logits[i] - b->logits[i]));
+        fail_msg("%s: logits differ (max difference %g)", what, worst);
+    }
+    assert_int_equal(a->kv_n, b->kv_n);
+    if (memcmp(a->kv, b->kv, a->kv_n * sizeof(float)) != 0)
+        fail_msg("%s: KV regions differ", what);
+    assert_memory_equal(a->tokens, b->tokens, sizeof a->tokens);
+}
+
+/* ---- reference math -------------------------------------------------------------------------- */
+
+static void test_logits_match_reference_forward(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab;
+    tp_session_options o = tp_session_options_default();
+    o.tail_rows = 0; /* every prompt row's logits, each compared */
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+    ref_model *ref = NULL;
+    assert_int_equal(ref_model_create(&f->c, f->w, 64, &ref), 0);
+
+    float *got = malloc(N_PROMPT * vocab * sizeof *got);
+    double *want = malloc(N_PROMPT * vocab * sizeof *want);
+    assert_non_null(got);
+    assert_non_null(want);
+    assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, N_PROMPT, got), TP_OK);
+    assert_int_equal(ref_model_forward(ref, prompt, N_PROMPT, want), 0);
+    int32_t tok = 0;
+    for (int step = 0; step <= N_STEPS; step++) {
+        size_t rows = step == 0 ? N_PROMPT : 1;
+        for (size_t r = 0; r < rows; r++) {
+            const float *g = got + r * vocab;
+            const double *w = want + r * vocab;
+            double scale = 0;
+            for (size_t i = 0; i < vocab; i++)
+                scale = fmax(scale, fabs(w[i]));
+            assert_true(scale > 0.1); /* logits of a working model, not a collapsed one */
+            for (size_t i = 0; i < vocab; i++)
+                if (fabs(g[i] - w[i]) > 1e-5 * scale)
+                    fail_msg("step %d row %zu logit %zu: %.9g vs reference %.9g", step, r, i,
+                             (double)g[i], w[i]);
+        }
+        tok = tp_argmax(got + (rows - 1) * vocab, vocab);
+        if (step == N_STEPS)
+            break;
+        assert_int_equal(tp_session_forward(s, &tok, 1, 1, got), TP_OK);
+        assert_int_equal(ref_model_forward(ref, &tok, 1, want), 0);
+    }
+    /* the KV cache holds what the reference cached */
+    tp_allocator *a = tp_session_allocator(s);
+    size_t nkv = (size_t)(f->c.n_head_kv * f->c.head_dim), n_past = N_PROMPT + N_STEPS;
+    float *buf = malloc(tp_session_n_ctx(s) * nkv * sizeof *buf);
+    assert_non_null(buf);
+    for (int L = 0; L < f->c.n_layer; L++) {
+        tp_bufref k, v;
+        assert_true(tp_alloc_kv_pair(a, L, &k, &v));
+        for (int j = 0; j < 2; j++) {
+            assert_int_equal(tp_alloc_read(a, j ? &v : &k, buf), TP_OK);
+            const double *rk = j ? ref_model_v(ref, L) : ref_model_k(ref, L);
+            for (size_t i = 0; i < n_past * nkv; i++)
+                assert_true(fabs(buf[i] - rk[i]) <= 1e-5 * (1.0 + fabs(rk[i])));
+        }
+    }
+    free(buf);
+    free(got);
+    free(want);
+    ref_model_destroy(ref);
+    tp_session_destroy(s);
+}
+
+/* ---- equivalence ----------------------------------------------------------------------------- */
+
+static void test_bit_identical_across_strategies_policies_backends(void **state)
+{
+    fx *f = *state;
+    tp_session_options base = tp_session_options_default();
+    base.alloc.strategy = TP_STRATEGY_NAIVE;
+    run_out ref;
+    run_model(f, &base, &ref);
+    const tp_alloc_strategy strategies[] = {TP_STRATEGY_NAIVE, TP_STRATEGY_POOL,
+                                            TP_STRATEGY_ARENA};
+    const tp_alias_policy policies[] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER};
+    const int queued[] = {0, 1, 3};
+    for (size_t si = 0; si < 3; si++)
+        for (size_t pi = 0; pi < 2; pi++)
+            for (size_t qi = 0; qi < 3; qi++) {
+                tp_session_options o = tp_session_options_default();
+                o.alloc.strategy = strategies[si];
+                o.alloc.aliasing = policies[pi];
+                o.queued_layers = queued[qi];
+                run_out r;
+                run_model(f, &o, &r);
+                char what[96];
+                snprintf(what, sizeof what, "%s/%s with %d queued layers",
+                         tp_alloc_strategy_name(o.alloc.strategy),
+                         tp_alias_policy_name(o.alloc.aliasing), o.queued_layers);
+                assert_same_run(f, &ref, &r, what);
+                free_run(&r);
+            }
+    free_run(&ref);
+}
+
+static void test_fused_unfused_and_tail_rows_identical(void **state)
+{
+    fx *f = *state;
+    tp_session_options o = tp_session_options_default();
+    run_out fused, unfused, all_rows;
+    run_model(f, &o, &fused);
+    o.fuse_ffn = 0;
+    run_model(f, &o, &unfused);
+    assert_same_run(f, &fused, &unfused, "fused vs unfused");
+    o = tp_session_options_default();
+    o.tail_rows = 0;
+    run_model(f, &o, &all_rows);
+    assert_same_run(f, &fused, &all_rows, "tail rows vs all rows");
+    free_run(&fused);
+    free_run(&unfused);
+    free_run(&all_rows);
+}
+
+static void test_thread_count_independent(void **state)
+{
+    fx *f = *state;
+    tp_session_options o = tp_session_options_default();
+    run_out one, three;
+    tp_kernels_set_threads(1);
+    run_model(f, &o, &one);
+    tp_kernels_set_threads(3);
+    run_model(f, &o, &three);
+    tp_kernels_set_threads(0);
+    assert_same_run(f, &one, &three, "1 vs 3 threads");
+    free_run(&one);
+    free_run(&three);
+}
+
+/* ---- the bug-class rules, each switched off -------------------------------------------------- */
+
+static void test_kahn_liveness_gives_wrong_logits(void **state)
+{
+    fx *f = *state;
+    tp_session_options o = tp_session_options_default();
+    run_out good, bad;
+    run_model(f, &o, &good);
+    o.alloc.liveness_order = TP_LIVENESS_KAHN;
+    run_model(f, &o, &bad);
+    assert_memory_not_equal(good.logits, bad.logits, (size_t)f->c.vocab * sizeof(float));
+    free_run(&good);
+    free_run(&bad);
+}
+
+static void test_host_copy_without_sync_reads_stale_data(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab;
+    tp_session_options o = tp_session_options_default();
+    o.queued_layers = 1; /* layer 0 deferred; its output is copied to the cpu layers */
+    run_out good, bad, cpu_only;
+    run_model(f, &o, &good);
+    o.queued_layers = 0;
+    run_model(f, &o, &cpu_only);
+    assert_same_run(f, &good, &cpu_only, "queued layer 0 vs all cpu");
+    o.queued_layers = 1;
+    o.exec.sync_before_host_copy = 0;
+    run_model(f, &o, &bad);
+    assert_memory_not_equal(good.logits, bad.logits, vocab * sizeof(float));
+    /* layer 1 (cpu) cached K/V computed from the stale copy */
+    size_t region = (size_t)(f->c.n_head_kv * f->c.head_dim) * (size_t)f->c.max_ctx;
+    assert_memory_not_equal(good.kv + 2 * region, bad.kv + 2 * region,
+                            N_PROMPT * (size_t)(f->c.n_head_kv * f->c.head_dim) * sizeof(float));
+    free_run(&good);
+    free_run(&bad);
+    free_run(&cpu_only);
+}
+
+/* ---- KV regions, reuse, n_ctx ---------------------------------------------------------------- */
+
+static void test_kv_survives_rebuild_and_reuse_allocates_nothing(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab;
+    for (int queued = 0; queued <= 2; queued += 2) {
+        tp_session_options o = tp_session_options_default();
+        o.queued_layers = queued;
+        tp_session *s = NULL;
+        assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+        float *logits = malloc(vocab * sizeof *logits);
+        assert_non_null(logits);
+        assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
+        tp_allocator *a = tp_session_allocator(s);
+        size_t n_regions = tp_alloc_persistent_count(a);
+        assert_int_equal(n_regions, 2 * (size_t)f->c.n_layer);
+        tp_bufref k0[8], v0[8];
+        float *before = NULL, *after = NULL;
+        size_t nb = 0, na = 0;
+        for (int L = 0; L < f->c.n_layer; L++)
+            assert_true(tp_alloc_kv_pair(a, L, &k0[L], &v0[L]));
+        read_kv(s, f->c.n_layer, &before, &nb);
+        const tp_graph *prefill = tp_session_graph(s);
+        uint64_t prefill_uid = prefill->uid;
+
+        int32_t tok = tp_argmax(logits, vocab);
+        assert_int_equal(tp_session_forward(s, &tok, 1, 1, logits), TP_OK);
+        /* a new graph, the same regions, the prompt's rows untouched */
+        assert_true(tp_session_graph(s)->uid != prefill_uid);
+        assert_int_equal(tp_alloc_persistent_count(a), n_regions);
+        for (int L = 0; L < f->c.n_layer; L++) {
+            tp_bufref k, v;
+            assert_true(tp_alloc_kv_pair(a, L, &k, &v));
+            assert_int_equal(k.backend, k0[L].backend);
+            assert_int_equal(k.id, k0[L].id);
+            assert_int_equal(k.len, k0[L].len);
+            assert_int_equal(v.backend, v0[L].backend);
+            assert_int_equal(v.id, v0[L].id);
+            assert_int_equal(v.len, v0[L].len);
+        }
+        read_kv(s, f->c.n_layer, &after, &na);
+        assert_int_equal(na, nb);
+        size_t nkv = (size_t)(f->c.n_head_kv * f->c.head_dim), region = nb / (2 * (size_t)f->c.n_layer);
+        for (size_t r = 0; r < 2 * (size_t)f->c.n_layer; r++)
+            assert_memory_equal(after + r * region, before + r * region,
+                                N_PROMPT * nkv * sizeof(float));
+        /* the decode step wrote row N_PROMPT */
+        int wrote = 0;
+        for (size_t i = 0; i < nkv; i++)
+            wrote |= after[N_PROMPT * nkv + i] != before[N_PROMPT * nkv + i];
+        assert_true(wrote);
+
+        /* every later step reuses that graph without one pool allocation */
+        const tp_graph *decode = tp_session_graph(s);
+        for (int step = 0; step < 3; step++) {
+            tok = tp_argmax(logits, vocab);
+            size_t a0 = tp_alloc_pool_allocations(a);
+            assert_int_equal(tp_session_forward(s, &tok, 1, 1, logits), TP_OK);
+            assert_int_equal(tp_alloc_pool_allocations(a) - a0, 0);
+            assert_int_equal(tp_session_get_stats(s).last_pool_allocations, 0);
+            assert_ptr_equal(tp_session_graph(s), decode);
+        }
+        tp_session_stats st = tp_session_get_stats(s);
+        assert_int_equal(st.builds, 2);
+        assert_int_equal(st.reuses, 3);
+        free(before);
+        free(after);
+        free(logits);
+        tp_session_destroy(s);
+    }
+}
+
+static void test_fusion_toggle_env_rebuilds_with_same_kv(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab;
+    tp_session_options o = tp_session_options_default();
+    run_out ref;
+    run_model(f, &o, &ref);
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+    float *logits = malloc(vocab * sizeof *logits);
+    assert_non_null(logits);
+    assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
+    int32_t tok = tp_argmax(logits, vocab);
+    assert_int_equal(tp_session_forward(s, &tok, 1, 1, logits), TP_OK);
+    size_t builds = tp_session_get_stats(s).builds;
+    setenv("TENSORPLAN_NO_FUSE_FFN", "1", 1);
+    tok = tp_argmax(logits, vocab);
+    tp_status st = tp_session_forward(s, &tok, 1, 1, logits);
+    unsetenv("TENSORPLAN_NO_FUSE_FFN");
+    assert_int_equal(st, TP_OK);
+    assert_int_equal(tp_session_get_stats(s).builds, builds + 1);
+    /* the unfused graph has a live silu; the fused one left it dead */
+    const tp_graph *g = tp_session_graph(s);
+    size_t silu_live = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        tp_bufref r;
+        silu_live += g->nodes[i].op == TP_OP_SILU &&
+                     tp_alloc_node_buffer(tp_session_allocator(s), i, &r);
+    }
+    assert_int_equal(silu_live, (size_t)f->c.n_layer);
+    assert_memory_equal(logits, ref.logits + 2 * vocab, vocab * sizeof(float));
+    free(logits);
+    free_run(&ref);
+    tp_session_destroy(s);
+}
+
+static void test_n_ctx_rules_and_refusal(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab, nkv = (size_t)(f->c.n_head_kv * f->c.head_dim);
+    tp_session_options o = tp_session_options_default();
+    o.n_ctx = 4; /* below the prompt: the prompt length wins */
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+    float *logits = malloc(vocab * sizeof *logits);
+    assert_non_null(logits);
+    assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
+    assert_int_equal(tp_session_n_ctx(s), N_PROMPT);
+    tp_bufref k, v;
+    assert_true(tp_alloc_kv_pair(tp_session_allocator(s), 0, &k, &v));
+    assert_int_equal(k.len, N_PROMPT * nkv);
+    float *before = NULL, *after = NULL;
+    size_t nb, na;
+    read_kv(s, f->c.n_layer, &before, &nb);
+    int32_t tok = 1;
+    /* position 7 >= n_ctx 7: refused before anything is written */
+    assert_int_equal(tp_session_forward(s, &tok, 1, 1, logits), TP_ERR_INVALID);
+    assert_non_null(strstr(tp_last_error(), "n_ctx 7"));
+    assert_int_equal(tp_session_n_past(s), N_PROMPT);
+    read_kv(s, f->c.n_layer, &after, &na);
+    assert_int_equal(na, nb);
+    assert_memory_equal(after, before, nb * sizeof(float));
+    free(before);
+    free(after);
+    tp_session_destroy(s);
+
+    /* above the model's maximum: clamped */
+    o.n_ctx = 100000;
+    assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+    assert_int_equal(tp_session_forward(s, prompt, 3, 1, logits), TP_OK);
+    assert_int_equal(tp_session_n_ctx(s), (size_t)f->c.max_ctx);
+    /* fixed once: a later, longer batch does not resize the regions */
+    assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
+    assert_int_equal(tp_session_n_ctx(s), (size_t)f->c.max_ctx);
+    tp_session_destroy(s);
+
+    /* the default: 4096 clamped to tiny's 512 */
+    assert_int_equal(tp_session_create(&f->c, f->w, NULL, &s), TP_OK);
+    assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
+    assert_int_equal(tp_session_n_ctx(s), 512);
+    tp_session_destroy(s);
+    free(logits);
+}
+
+/* ---- trace and dump -------------------------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void test_trace_and_dump_files(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab, nkv = (size_t)(f->c.n_head_kv * f->c.head_dim);
+    char dir[] = "/tmp/tp_decode_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char trace_path[256], dump_dir[256], path[320];
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
+    snprintf(dump_dir, sizeof dump_dir, "%s/dump", dir);
+
+    tp_trace *t = NULL;
+    assert_int_equal(tp_trace_open(trace_path, &t), TP_OK);
+    tp_session_options o = tp_session_options_default();
+    o.exec.trace = t;
+    o.queued_layers = 1;
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&f->c, f->w, &o, &s), TP_OK);
+    int32_t out[3];
+    float *logits = malloc(vocab * sizeof *logits);
+    assert_non_null(logits);
+    assert_int_equal(tp_session_generate(s, prompt, N_PROMPT, 3, out, logits), TP_OK);
+    assert_int_equal(tp_trace_runs(t), 3);
+    assert_int_equal(tp_trace_close(t), TP_OK);
+    assert_int_equal(tp_session_dump(s, dump_dir), TP_OK);
+
+    /* the tracing run computes what an untraced run computes */
+    run_out plain;
+    tp_session_options po = tp_session_options_default();
+    run_model(f, &po, &plain);
+    assert_memory_equal(plain.tokens, out, sizeof out);
+
+    size_t len;
+    char *text = slurp(trace_path, &len);
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    cJSON *runs = cJSON_GetObjectItem(root, "runs");
+    assert_int_equal(cJSON_GetArraySize(runs), 3);
+    cJSON *last = cJSON_GetArrayItem(runs, 2);
+    assert_string_equal(cJSON_GetObjectItem(last, "kind")->valuestring, "decode");
+    cJSON *nodes = cJSON_GetObjectItem(last, "nodes");
+    const tp_graph *g = tp_session_graph(s);
+    /* every node but the dead ones, in build order */
+    size_t live = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        tp_bufref r;
+        live += tp_alloc_node_buffer(tp_session_allocator(s), i, &r);
+    }
+    assert_int_equal((size_t)cJSON_GetArraySize(nodes), live);
+    cJSON *first = cJSON_GetArrayItem(nodes, 0);
+    assert_string_equal(cJSON_GetObjectItem(first, "name")->valuestring, "token_ids");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "host_filled")));
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(first, "sample"), 0)->valueint,
+                     out[1]);
+    cJSON *lg = cJSON_GetArrayItem(nodes, cJSON_GetArraySize(nodes) - 1);
+    assert_string_equal(cJSON_GetObjectItem(lg, "name")->valuestring, "logits");
+    cJSON *stats = cJSON_GetObjectItem(lg, "stats");
+    double mx = -INFINITY;
+    for (size_t i = 0; i < vocab; i++)
+        mx = fmax(mx, logits[i]);
+    assert_true(fabs(cJSON_GetObjectItem(stats, "max")->valuedouble - mx) <= 1e-6 * fabs(mx));
+    cJSON *sample = cJSON_GetObjectItem(lg, "sample");
+    assert_int_equal(cJSON_GetArraySize(sample), TP_TRACE_SAMPLE);
+    size_t step = vocab / TP_TRACE_SAMPLE;
+    for (int i = 0; i < TP_TRACE_SAMPLE; i++)
+        assert_true(fabs(cJSON_GetArrayItem(sample, i)->valuedouble - logits[(size_t)i * step]) <=
+                    1e-6 * (1.0 + fabs(logits[(size_t)i * step])));
+    cJSON_Delete(root);
+    free(text);
+
+    /* dumps: the last logits and every region, raw little-endian f32 */
+    snprintf(path, sizeof path, "%s/logits.f32", dump_dir);
+    char *raw = slurp(path, &len);
+    assert_int_equal(len, vocab * 4);
+    for (size_t i = 0; i < vocab; i++) {
+        const unsigned char *b = (const unsigned char *)raw + 4 * i;
+        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                     (uint32_t)b[3] << 24;
+        float v;
+        memcpy(&v, &u, sizeof v);
+        assert_true(v == logits[i]);
+    }
+    free(raw);
+    float *kv = NULL;
+    size_t kv_n = 0;
+    read_kv(s, f->c.n_layer, &kv, &kv_n);
+    size_t region = kv_n / (2 * (size_t)f->c.n_layer);
+    assert_int_equal(region, nkv * tp_session_n_ctx(s));
+    for (int L = 0; L < f->c.n_layer; L++)
+        for (int j = 0; j < 2; j++) {
+            snprintf(path, sizeof path, "%s/kv.%d.%c.f32", dump_dir, L, j ? 'v' : 'k');
+            raw = slurp(path, &len);
+            assert_int_equal(len, region * 4);
+            assert_memory_equal(raw, kv + ((size_t)L * 2 + (size_t)j) * region, len);
+            free(raw);
+            unlink(path);
+        }
+    free(kv);
+    snprintf(path, sizeof path, "%s/logits.f32", dump_dir);
+    unlink(path);
+    rmdir(dump_dir);
+    unlink(trace_path);
+    rmdir(dir);
+    free_run(&plain);
+    free(logits);
+    tp_session_destroy(s);
+}
+
+/* ---- the run command --------------------------------------------------------------------------- */
+
+static int run_cli(const char *args, char *out, size_t cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TP_CLI_PATH, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_run_command(void **state)
+{
+    fx *f = *state;
+    static char out[16384];
+    assert_int_equal(run_cli("run tiny --prompt-tokens 3,41,96,0,17,17,58 --max-new 5 --seed 42 "
+                             "--queued-layers 2 --strategy arena --aliasing last-consumer",
+                             out, sizeof out),
+                     0);
+    /* the same ids as the library run with seed 42 */
+    run_out r;
+    tp_session_options o = tp_session_options_default();
+    run_model(f, &o, &r);
+    char want[128];
+    snprintf(want, sizeof want, "generated (5 tokens): %d %d %d %d %d", r.tokens[0], r.tokens[1],
+             r.tokens[2], r.tokens[3], r.tokens[4]);
+    if (!strstr(out, want))
+        fail_msg("'%s' not in:\n%s", want, out);
+    assert_non_null(strstr(out, "prefill: 7 tokens"));
+    assert_non_null(strstr(out, "decode: 4 tokens"));
+    assert_non_null(strstr(out, "KV cache: n_ctx 512"));
+    free_run(&r);
+    /* the memory summary carries 'tensorplan model' figures */
+    static char model_out[16384];
+    assert_int_equal(run_cli("model tiny --prompt 7", model_out, sizeof model_out), 0);
+    assert_int_equal(run_cli("run tiny --prompt-len 7 --max-new 2", out, sizeof out), 0);
+    const char *kv_line = strstr(model_out, "KV cache:");
+    assert_non_null(kv_line);
+    char line[160];
+    size_t k = 0;
+    while (kv_line[k] && kv_line[k] != '\n' && k + 1 < sizeof line) {
+        line[k] = kv_line[k];
+        k++;
+    }
+    line[k] = '\0';
+    assert_non_null(strstr(out, line));
+    const char *pool_row = strstr(model_out, "  pool     sole-consumer");
+    assert_non_null(pool_row);
+    /* the row up to the planning time, which differs run to run */
+    snprintf(line, 80, "%s", pool_row);
+    assert_non_null(strstr(out, line));
+
+    assert_int_equal(run_cli("run tiny --strategy bogus", out, sizeof out), 2);
+    assert_int_equal(run_cli("run tiny --prompt-len 3 --prompt-tokens 1", out, sizeof out), 2);
+    assert_int_equal(run_cli("run nosuchmodel", out, sizeof out), 2);
+    assert_int_equal(run_cli("run tiny --prompt-tokens 1,200", out, sizeof out), 2);
+    /* a context too small for the generation: a runtime error naming n_ctx */
+    assert_int_equal(run_cli("run tiny --prompt-len 4 --n-ctx 4 --max-new 3", out, sizeof out), 1);
+    assert_non_null(strstr(out, "n_ctx 4"));
+
+    char dir[] = "/tmp/tp_run_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char args[1024], dot[300], json[300];
+    snprintf(dot, sizeof dot, "%s/g.dot", dir);
+    snprintf(json, sizeof json, "%s/g.json", dir);
+    snprintf(args, sizeof args, "run tiny --prompt-len 5 --dump-graph %s --dump-graph-json %s",
+             dot, json);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    struct stat sb;
+    assert_int_equal(stat(dot, &sb), 0);
+    assert_true(sb.st_size > 100);
+    assert_int_equal(stat(json, &sb), 0);
+    assert_true(sb.st_size > 100);
+    assert_null(strstr(out, "generated"));
+    unlink(dot);
+    unlink(json);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_logits_match_reference_forward),
+        cmocka_unit_test(test_bit_identical_across_strategies_policies_backends),
+        cmocka_unit_test(test_fused_unfused_and_tail_rows_identical),
+        cmocka_unit_test(test_thread_count_independent),
+        cmocka_unit_test(test_kahn_liveness_gives_wrong_logits),
+        cmocka_unit_test(test_host_copy_without_sync_reads_stale_data),
+        cmocka_unit_test(test_kv_survives_rebuild_and_reuse_allocates_nothing),
+        cmocka_unit_test(test_fusion_toggle_env_rebuilds_with_same_kv),
+        cmocka_unit_test(test_n_ctx_rules_and_refusal),
+        cmocka_unit_test(test_trace_and_dump_files),
+        cmocka_unit_test(test_run_command),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
