@@ -1,0 +1,192 @@
+/* Property: for a few hundred random graphs (tests/support/random_graph.c), every plan of
+ * every strategy, aliasing policy and sizing passes the independent soundness checker of
+ * tests/support/plan_check.c, and its statistics are consistent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "support/plan_check.h"
+#include "support/random_graph.h"
+#include "tensorplan/alloc.h"
+
+static size_t graph_count(void)
+{
+    const char *s = getenv("TP_SANITIZED");
+    return s && *s && strcmp(s, "0") != 0 ? 80 : 400;
+}
+
+static void check_one(uint64_t seed)
+{
+    static const tp_alloc_strategy strategies[] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA,
+                                                   TP_STRATEGY_NAIVE};
+    static const tp_alias_policy policies[] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER,
+                                               TP_ALIAS_NONE};
+    tpt_random_graph_options ro = tpt_random_graph_defaults();
+    ro.n_nodes = 12 + (size_t)(seed % 70);
+    ro.n_backends = 1 + (int)(seed % 2);
+    ro.n_layers = (int)(seed % 4);
+    tp_graph *g = NULL;
+    assert_int_equal(tpt_random_graph(seed, &ro, &g), TP_OK);
+    if (tp_graph_validate(g) != TP_OK)
+        fail_msg("seed %llu: generated graph invalid: %s", (unsigned long long)seed,
+                 tp_last_error());
+    tp_allocator *a = NULL;
+    assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    for (size_t si = 0; si < 3; si++)
+        for (size_t pi = 0; pi < 3; pi++)
+            for (int classes = 0; classes < 2; classes++) {
+                tp_alloc_options o = tp_alloc_options_default();
+                o.strategy = strategies[si];
+                o.aliasing = policies[pi];
+                o.size_classes = classes;
+                if (tp_alloc_graph(a, g, &o) != TP_OK)
+                    fail_msg("seed %llu %s/%s: %s", (unsigned long long)seed,
+                             tp_alloc_strategy_name(o.strategy),
+                             tp_alias_policy_name(o.aliasing), tp_last_error());
+                tpt_plan p;
+                char why[512] = "";
+                assert_int_equal(tpt_plan_from_allocator(a, &p), 0);
+                int ok = tpt_check_plan(g, &p, why, sizeof why);
+                tpt_plan_free(&p);
+                if (!ok)
+                    fail_msg("seed %llu %s/%s classes %d: %s", (unsigned long long)seed,
+                             tp_alloc_strategy_name(o.strategy),
+                             tp_alias_policy_name(o.aliasing), classes, why);
+                tp_plan_stats s = tp_alloc_stats(a);
+                assert_int_equal(s.nodes, g->n_nodes);
+                assert_int_equal(s.live_nodes + s.dead_nodes, s.nodes);
+                assert_true(s.activation_bytes >= s.peak_live_bytes);
+                assert_true(s.naive_bytes >= s.peak_live_bytes);
+                assert_int_equal(s.buffers, s.activation_buffers + s.persistent_buffers);
+                if (o.strategy == TP_STRATEGY_NAIVE || o.aliasing == TP_ALIAS_NONE)
+                    assert_int_equal(s.aliased_nodes, 0);
+            }
+    tp_allocator_destroy(a);
+    tp_graph_destroy(g);
+}
+
+static void random_graphs_every_plan_is_sound(void **state)
+{
+    (void)state;
+    size_t n = graph_count();
+    for (uint64_t seed = 0; seed < n; seed++)
+        check_one(seed);
+}
+
+/* The generator is a pure function of (seed, options): the same seed twice gives the same
+ * graph, node by node. */
+static void random_graph_is_deterministic(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 0; seed < 20; seed++) {
+        tp_graph *g1 = NULL, *g2 = NULL;
+        assert_int_equal(tpt_random_graph(seed, NULL, &g1), TP_OK);
+        assert_int_equal(tpt_random_graph(seed, NULL, &g2), TP_OK);
+        assert_int_equal(g1->n_nodes, g2->n_nodes);
+        for (size_t i = 0; i < g1->n_nodes; i++) {
+            assert_int_equal(g1->nodes[i].op, g2->nodes[i].op);
+            assert_int_equal(g1->nodes[i].n_src, g2->nodes[i].n_src);
+            for (size_t k = 0; k < g1->nodes[i].n_src; k++)
+                assert_int_equal(g1->nodes[i].src[k], g2->nodes[i].src[k]);
+            assert_int_equal(g1->nodes[i].backend, g2->nodes[i].backend);
+            assert_int_equal(tp_node_elements(&g1->nodes[i]), tp_node_elements(&g2->nodes[i]));
+        }
+        tp_graph_destroy(g1);
+        tp_graph_destroy(g2);
+    }
+}
+
+/* Over all generated graphs, the generator covers what the checker must see: aliases under
+ * both policies, dead nodes, KV layers, cross-backend sources, late inputs. */
+static void random_graphs_cover_the_cases(void **state)
+{
+    (void)state;
+    size_t aliases_sole = 0, aliases_last = 0, dead = 0, kv = 0, cross = 0, late_inputs = 0;
+    for (uint64_t seed = 0; seed < 60; seed++) {
+        tpt_random_graph_options ro = tpt_random_graph_defaults();
+        ro.n_nodes = 12 + (size_t)(seed % 70);
+        ro.n_layers = (int)(seed % 4);
+        tp_graph *g = NULL;
+        assert_int_equal(tpt_random_graph(seed, &ro, &g), TP_OK);
+        tp_allocator *a = NULL;
+        assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+        tp_alloc_options o = tp_alloc_options_default();
+        assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+        aliases_sole += tp_alloc_stats(a).aliased_nodes;
+        dead += tp_alloc_stats(a).dead_nodes;
+        kv += tp_alloc_kv_count(a);
+        o.aliasing = TP_ALIAS_LAST_CONSUMER;
+        assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+        aliases_last += tp_alloc_stats(a).aliased_nodes;
+        for (size_t i = 0; i < g->n_nodes; i++)
+            for (size_t k = 0; k < g->nodes[i].n_src; k++)
+                cross += g->nodes[g->nodes[i].src[k]].backend != g->nodes[i].backend;
+        for (size_t k = 0; k < g->n_inputs; k++)
+            late_inputs += g->inputs[k] > 2;
+        tp_allocator_destroy(a);
+        tp_graph_destroy(g);
+    }
+    assert_true(aliases_sole > 0);
+    assert_true(aliases_last > aliases_sole);
+    assert_true(dead > 0);
+    assert_true(kv > 0);
+    assert_true(cross > 0);
+    assert_true(late_inputs > 0);
+}
+
+/* The checker is not vacuous on these graphs: with a rule switched off, some plans of the
+ * same generator are rejected. */
+static void rules_switched_off_are_caught_on_random_graphs(void **state)
+{
+    (void)state;
+    size_t rejected[3] = {0, 0, 0};
+    for (uint64_t seed = 0; seed < 200; seed++) {
+        tpt_random_graph_options ro = tpt_random_graph_defaults();
+        ro.n_nodes = 12 + (size_t)(seed % 70);
+        ro.n_layers = (int)(seed % 4);
+        tp_graph *g = NULL;
+        assert_int_equal(tpt_random_graph(seed, &ro, &g), TP_OK);
+        for (int rule = 0; rule < 3; rule++) {
+            tp_allocator *a = NULL;
+            assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+            tp_alloc_options o = tp_alloc_options_default();
+            if (rule == 0)
+                o.liveness_order = TP_LIVENESS_KAHN;
+            if (rule == 1) {
+                o.pin_inputs = 0;
+                o.inputs_first = 0;
+            }
+            if (rule == 2)
+                o.alias_deadline_fix = 0;
+            assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+            tpt_plan p;
+            char why[512];
+            assert_int_equal(tpt_plan_from_allocator(a, &p), 0);
+            rejected[rule] += !tpt_check_plan(g, &p, why, sizeof why);
+            tpt_plan_free(&p);
+            tp_allocator_destroy(a);
+        }
+        tp_graph_destroy(g);
+    }
+    print_message("rejected: kahn %zu, unpinned %zu, no deadline fix %zu of 200\n", rejected[0], rejected[1], rejected[2]);
+    assert_true(rejected[0] > 0);
+    assert_true(rejected[1] > 0);
+    assert_true(rejected[2] > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_graphs_every_plan_is_sound),
+        cmocka_unit_test(random_graph_is_deterministic),
+        cmocka_unit_test(random_graphs_cover_the_cases),
+        cmocka_unit_test(rules_switched_off_are_caught_on_random_graphs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
