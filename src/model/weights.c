@@ -1,10 +1,17 @@
 /* The weight registry and its deterministic random initialisation. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
+#endif
 #include "tensorplan/weights.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "common/error.h"
 
@@ -79,6 +86,27 @@ const tp_weight *tp_weights_find(const tp_weights *weights, const char *name)
     return NULL;
 }
 
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+/* Zeroed storage. Large tensors are 2 MiB aligned and, on Linux, backed by huge pages when
+ * the kernel allows: the 2 GB of the 0.5B shapes otherwise cost half a million page faults
+ * to create and TLB misses on every matmul. */
+static float *tensor_alloc(size_t n)
+{
+    size_t bytes = n * sizeof(float);
+    if (bytes < 4 * HUGE_ALIGN)
+        return calloc(n, sizeof(float));
+    size_t rounded = (bytes + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
+    float *p = aligned_alloc(HUGE_ALIGN, rounded);
+    if (!p)
+        return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#endif
+    memset(p, 0, bytes);
+    return p;
+}
+
 tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, size_t cols,
                          float **data)
 {
@@ -106,7 +134,7 @@ tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, siz
         if (st != TP_OK)
             return st;
     }
-    float *buf = calloc(rows * cols, sizeof(float));
+    float *buf = tensor_alloc(rows * cols);
     if (!buf)
         return tp_fail(TP_ERR_NOMEM, "weights: out of memory for '%s' (%zu x %zu)", name, rows,
                        cols);
@@ -152,31 +180,63 @@ uint64_t tp_weights_version(const tp_weights *weights)
 
 /* ---- random initialisation ------------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *state)
+/* Uniform on [center - a, center + a] with a = std * sqrt(3): the requested standard
+ * deviation, bounded values (no outliers to blow up a deep stack), and cheap enough for the
+ * half a billion values of the 0.5B shapes. */
+/* The k-th output of a splitmix64 stream started at state: a pure function of k, so the
+ * fill can be split across threads without changing a value. */
+static uint64_t splitmix_at(uint64_t state, uint64_t k)
 {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    uint64_t z = state + (k + 1) * 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
+typedef struct fill_job {
+    float *data;
+    size_t begin, end; /* element range, begin even */
+    uint64_t state;
+    float center, a;
+} fill_job;
+
 /* Uniform on [center - a, center + a] with a = std * sqrt(3): the requested standard
  * deviation, bounded values (no outliers to blow up a deep stack), and cheap enough for the
- * half a billion values of the 0.5B shapes. */
+ * half a billion values of the 0.5B shapes. Two 24-bit uniforms per draw. */
+static void *fill_range(void *arg)
+{
+    fill_job *j = arg;
+    for (size_t i = j->begin; i < j->end; i += 2) {
+        uint64_t r = splitmix_at(j->state, i / 2);
+        float u0 = (float)(r >> 40) * (1.0f / 16777216.0f);
+        float u1 = (float)((r >> 8) & 0xffffffu) * (1.0f / 16777216.0f);
+        j->data[i] = j->center + j->a * (2.0f * u0 - 1.0f);
+        if (i + 1 < j->end)
+            j->data[i + 1] = j->center + j->a * (2.0f * u1 - 1.0f);
+    }
+    return NULL;
+}
+
 static void fill_uniform(float *data, size_t n, uint64_t seed, const char *name, float center,
                          float std)
 {
-    uint64_t state = seed ^ hash_name(name);
-    float a = std * 1.7320508f;
-    for (size_t i = 0; i < n; i += 2) {
-        uint64_t r = splitmix64(&state);
-        /* two 24-bit uniforms per draw, exactly representable in float */
-        float u0 = (float)(r >> 40) * (1.0f / 16777216.0f);
-        float u1 = (float)((r >> 8) & 0xffffffu) * (1.0f / 16777216.0f);
-        data[i] = center + a * (2.0f * u0 - 1.0f);
-        if (i + 1 < n)
-            data[i + 1] = center + a * (2.0f * u1 - 1.0f);
+    fill_job jobs[2];
+    size_t half = n > (1u << 20) ? (n / 2) & ~(size_t)1 : n;
+    for (int k = 0; k < 2; k++) {
+        jobs[k].data = data;
+        jobs[k].begin = k ? half : 0;
+        jobs[k].end = k ? n : half;
+        jobs[k].state = seed ^ hash_name(name);
+        jobs[k].center = center;
+        jobs[k].a = std * 1.7320508f;
     }
+    pthread_t tid;
+    int threaded = half < n && pthread_create(&tid, NULL, fill_range, &jobs[1]) == 0;
+    fill_range(&jobs[0]);
+    if (threaded)
+        pthread_join(tid, NULL);
+    else if (half < n)
+        fill_range(&jobs[1]);
 }
 
 static tp_status add_random(tp_weights *w, uint64_t seed, const char *name, size_t rows,
