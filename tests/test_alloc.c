@@ -697,6 +697,20 @@ static void pool_ids_are_stable_and_free_is_idempotent(void **state)
     assert_int_not_equal(b->write_window(b, i0, 5, ones, 6), TP_OK); /* leaves the buffer */
     assert_int_equal(b->reserve(b, i1), TP_OK);
     assert_int_not_equal(b->reserve(b, i1), TP_OK);
+    /* a large buffer (an anonymous mapping) is zeroed on recycle too, at the same address */
+    size_t big = (size_t)1 << 20, ib, ib2;
+    assert_int_equal(b->alloc(b, big, &ib), TP_OK);
+    float *pb = b->host_data(b, ib);
+    for (size_t k = 0; k < big; k += 1000)
+        pb[k] = 3.0f;
+    pb[big - 1] = 3.0f;
+    assert_int_equal(b->free_buffer(b, ib), TP_OK);
+    assert_int_equal(b->alloc(b, big, &ib2), TP_OK);
+    assert_int_equal(ib2, ib);
+    assert_ptr_equal(b->host_data(b, ib2), pb);
+    for (size_t k = 0; k < big; k += 1000)
+        assert_true(pb[k] == 0.0f);
+    assert_true(pb[big - 1] == 0.0f);
     b->destroy(b);
 }
 
