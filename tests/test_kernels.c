@@ -84,7 +84,7 @@ static void test_mul_mat_matches_double_reference(void **state)
     check_matmul_shape(7, 5, 3, 1);
     check_matmul_shape(64, 33, 9, 1);
     check_matmul_shape(130, 257, 5, 0);
-    check_matmul_shape(896, 300, 2, 1); /* large enough to run threaded */
+    check_matmul_shape(896, 700, 2, 1); /* large enough to run threaded */
     check_matmul_shape(300, 700, 70, 0); /* crosses a token block */
 }
 
@@ -251,17 +251,16 @@ static void ref_attn(const float *q, const float *K, const float *V, const uint3
         }
 }
 
-static void test_attn_grouped_causal(void **state)
+static void check_attn(size_t nh, size_t nkvh, size_t hd, size_t n_ctx, const uint32_t *pos,
+                       size_t nt)
 {
-    (void)state;
-    const size_t nh = 6, nkvh = 2, hd = 16, nt = 5, n_ctx = 64;
     float *q = rand_array(nh * hd * nt);
     float *K = rand_array(n_ctx * nkvh * hd), *V = rand_array(n_ctx * nkvh * hd);
-    uint32_t pos[] = {0, 3, 4, 40, 63};
-    float posf[5];
-    put_ids(posf, pos, 5);
+    float *posf = malloc(nt * sizeof *posf);
     double *want = malloc(nh * hd * nt * sizeof *want);
+    assert_non_null(posf);
     assert_non_null(want);
+    put_ids(posf, pos, nt);
     ref_attn(q, K, V, pos, nh, nkvh, hd, nt, want);
     float *out[3];
     const int threads[] = {1, 2, 7};
@@ -276,29 +275,54 @@ static void test_attn_grouped_causal(void **state)
     for (size_t i = 0; i < nh * hd * nt; i++)
         assert_close(out[0][i], want[i], 1e-5, 1e-6);
 
-    /* causality: rows beyond a query's position do not matter */
-    float *K2 = malloc(n_ctx * nkvh * hd * sizeof(float));
-    assert_non_null(K2);
-    memcpy(K2, K, n_ctx * nkvh * hd * sizeof(float));
-    for (size_t i = 5 * nkvh * hd; i < n_ctx * nkvh * hd; i++)
-        K2[i] = 1e3f;
-    float o2[6 * 16 * 3];
-    assert_int_equal(tp_kernel_attn(q, K2, V, posf, nh, nkvh, hd, 3, n_ctx, o2, 1), TP_OK);
-    assert_memory_equal(o2, out[0], sizeof o2);
-
-    uint32_t bad = 64;
-    float badf;
-    put_ids(&badf, &bad, 1);
-    assert_int_equal(tp_kernel_attn(q, K, V, &badf, nh, nkvh, hd, 1, n_ctx, o2, 1),
-                     TP_ERR_INVALID);
-    assert_int_equal(tp_kernel_attn(q, K, V, posf, 5, 2, hd, 1, n_ctx, o2, 1), TP_ERR_INVALID);
+    /* causality: rows beyond every query's position do not matter */
+    uint32_t pmax = 0;
+    for (size_t t = 0; t < nt; t++)
+        pmax = pos[t] > pmax ? pos[t] : pmax;
+    if (pmax + 1 < n_ctx) {
+        float *K2 = malloc(n_ctx * nkvh * hd * sizeof(float));
+        float *o2 = malloc(nh * hd * nt * sizeof(float));
+        assert_non_null(K2);
+        assert_non_null(o2);
+        memcpy(K2, K, n_ctx * nkvh * hd * sizeof(float));
+        for (size_t i = (pmax + 1) * nkvh * hd; i < n_ctx * nkvh * hd; i++)
+            K2[i] = 1e3f;
+        assert_int_equal(tp_kernel_attn(q, K2, V, posf, nh, nkvh, hd, nt, n_ctx, o2, 1), TP_OK);
+        assert_memory_equal(o2, out[0], nh * hd * nt * sizeof(float));
+        free(K2);
+        free(o2);
+    }
     for (int k = 0; k < 3; k++)
         free(out[k]);
     free(q);
     free(K);
-    free(K2);
     free(V);
+    free(posf);
     free(want);
+}
+
+static void test_attn_grouped_causal(void **state)
+{
+    (void)state;
+    const uint32_t small[] = {0, 3, 4, 40, 50};
+    check_attn(6, 2, 16, 64, small, 5);
+    /* large enough to run threaded */
+    const uint32_t large[] = {100, 500, 1000, 1023, 7, 800};
+    check_attn(8, 2, 64, 1024, large, 6);
+
+    const size_t nh = 6, nkvh = 2, hd = 16, n_ctx = 64;
+    float *q = rand_array(nh * hd), *K = rand_array(n_ctx * nkvh * hd);
+    float *V = rand_array(n_ctx * nkvh * hd), o[6 * 16];
+    uint32_t bad = 64, ok = 3;
+    float badf, okf;
+    put_ids(&badf, &bad, 1);
+    put_ids(&okf, &ok, 1);
+    assert_int_equal(tp_kernel_attn(q, K, V, &badf, nh, nkvh, hd, 1, n_ctx, o, 1),
+                     TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_attn(q, K, V, &okf, 5, 2, hd, 1, n_ctx, o, 1), TP_ERR_INVALID);
+    free(q);
+    free(K);
+    free(V);
 }
 
 /* ---- elementwise ------------------------------------------------------------------------------ */

@@ -303,7 +303,7 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
     int t = resolve_threads(n_threads);
     /* small products are not worth a thread start; the split never changes the bits */
     double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
-    if (work < 262144.0)
+    if (work < 1048576.0)
         t = 1;
     parallel_for(n_out, t, matmul_rows, &c);
     return TP_OK;
@@ -433,8 +433,12 @@ tp_status tp_kernel_attn(const float *q, const float *K, const float *V, const f
                            (unsigned)p, t, n_ctx);
     }
     int t = resolve_threads(n_threads);
-    double work = (double)n_tok * (double)n_head * (double)head_dim * (double)n_ctx;
-    if (work < 262144.0 || n_tok * n_head < 2)
+    /* the rows actually attended to, not the region's size, measure the work */
+    double work = 0;
+    for (size_t i = 0; i < n_tok; i++)
+        work += (double)(tp_kernel_bits_u32(positions, i) + 1);
+    work *= 2.0 * (double)n_head * (double)head_dim;
+    if (work < 1048576.0 || n_tok * n_head < 2)
         t = 1;
     float *scratch = malloc((size_t)t * n_ctx * sizeof(float));
     if (!scratch)
