@@ -3,9 +3,10 @@
  * aliasing policy, over many runs on one allocator (the state of a decode loop that
  * re-plans: the KV regions exist, activation buffers come back from the free lists).
  *
- * A re-plan zeroes every recycled pool buffer (allocator.md section 2), so the prefill's
- * time is mostly memset of its 8.6 MB FFN buffers; the arena strategy recycles one arena.
- * Results go to stdout. TP_BENCH_RUNS overrides the number of runs (default 301). */
+ * A re-plan zeroes every recycled pool buffer (allocator.md section 2); large buffers are
+ * zeroed by dropping their pages, so the cost of zeros moves to the first write. "first" is
+ * the first plan on a fresh allocator (it also creates the 48 KV regions). Results go to
+ * stdout. TP_BENCH_RUNS overrides the number of runs (default 301). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
