@@ -65,6 +65,59 @@ tp_status tp_transitive_reduction(size_t node_count, const tp_edge *edges, size_
 tp_status tp_islands(size_t node_count, const tp_edge *incidences, size_t incidence_count,
                      size_t *island_of, size_t *island_count);
 
+
+/* ---- Planner options: strategies, capacity, budgets (tp_plan_offsets_ex) ---- */
+
+typedef enum tp_plan_strategy {
+    TP_PLAN_GREEDY = 0, /* the rule of tp_plan_offsets (decreasing size, best fit)        */
+    TP_PLAN_PORTFOLIO,  /* the best of several deterministic greedy orders and gap rules  */
+    TP_PLAN_EXACT       /* search: minimal arena, or a proof about the capacity           */
+} tp_plan_strategy;
+
+/* What a progress callback sees during a search (called at most every 0.1 s or so). */
+typedef struct tp_plan_progress {
+    int have_best;                /* 1 once some plan is known                          */
+    size_t best_arena;            /* arena of the best plan so far (when have_best)     */
+    size_t lower_bound;           /* no plan has a smaller arena                        */
+    double elapsed_seconds;
+    unsigned long long nodes;     /* search nodes explored so far                       */
+} tp_plan_progress;
+
+typedef struct tp_plan_options {
+    size_t alignment;             /* every offset a multiple of it; a power of two; 0 = 1 */
+    tp_plan_strategy strategy;
+    size_t capacity;              /* 0 = none; else the arena must fit (decision mode)  */
+    double time_limit_seconds;    /* 0 = none                                           */
+    void (*progress)(const struct tp_plan_progress *p, void *user); /* may be NULL     */
+    void *user;
+} tp_plan_options;
+
+typedef struct tp_plan_report {
+    tp_plan_strategy strategy;    /* the strategy that produced the returned plan       */
+    const char *method;           /* static name of the order or search that won        */
+    int proven_optimal;           /* the arena is the minimum over all plans            */
+    int proven_infeasible;        /* with a capacity: no plan fits, proven              */
+    int timed_out;                /* the time limit ended the work (result may vary)    */
+    unsigned long long nodes_explored;
+    double seconds;
+    size_t lower_bound;           /* peak of live bytes (raised when a search proves more) */
+    size_t arena_size;            /* of the returned plan (0 when none is returned)     */
+} tp_plan_report;
+
+/* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback. */
+void tp_plan_options_init(tp_plan_options *options);
+
+/* Like tp_plan_offsets, with options (NULL = defaults; then the result equals
+ * tp_plan_offsets's). report may be NULL. With a capacity, TP_ERR_INFEASIBLE when no plan
+ * within it was found: report->proven_infeasible says whether that is proven (exact search
+ * run to the end, or the peak alone exceeds it) or the budget ran out; offsets then hold the
+ * best plan found, which exceeds the capacity. Without a capacity TP_PLAN_EXACT minimises the
+ * arena and returns the best plan so far when the time limit ends (report->timed_out). Same
+ * input and options give the same result unless a time limit ran out. */
+tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
+                             const tp_plan_options *options, size_t *offsets,
+                             size_t *arena_size, tp_plan_report *report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,4 +44,34 @@ tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges
 /* Default memory budget of tp_transitive_reduction: 1 GiB of reachability bits. */
 #define TP_REDUCTION_DEFAULT_BUDGET ((size_t)1 << 30)
 
+/* The exact search (plan_exact.c). It looks for plans whose arena is at most params->limit;
+ * with minimise set, every plan found lowers the limit to its arena - 1 and the search goes on,
+ * so the last plan found is optimal when the search completes. */
+typedef struct tp_exact_params {
+    size_t alignment;           /* 0 or 1: none                                           */
+    size_t limit;               /* arena must be <= limit                                 */
+    int minimise;
+    double deadline;            /* CLOCK_MONOTONIC seconds; 0 = none                      */
+    unsigned long long node_limit; /* 0 = none; a deterministic budget (tests)          */
+    double start;               /* CLOCK_MONOTONIC seconds at the start of the whole call */
+    size_t lower_bound;         /* for progress reports and an early stop                 */
+    void (*progress)(const struct tp_plan_progress *p, void *user);
+    void *user;
+} tp_exact_params;
+
+typedef struct tp_exact_result {
+    int found;                  /* offsets hold a plan with arena <= the initial limit   */
+    size_t arena;
+    int complete;               /* the whole search space was explored                   */
+    int timed_out;
+    unsigned long long nodes;
+} tp_exact_result;
+
+/* offsets[count] receives the best plan found (untouched when none). Lifetimes checked. */
+tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
+                          const tp_exact_params *params, size_t *offsets,
+                          tp_exact_result *result);
+
+double tp_plan_clock(void); /* CLOCK_MONOTONIC in seconds */
+
 #endif

@@ -1,0 +1,666 @@
+/* Exact offset search. The algorithm is described in docs/exact-solver.md; in short:
+ *
+ * - Canonical plans. Dropping every tensor as low as it goes (onto the highest conflicting
+ *   tensor below it, or to 0) never makes a plan worse, and the dropped plan is produced by
+ *   placing tensors in order of offset, each on top of the already placed tensors that
+ *   conflict with it ("skyline" placement, no gap filling). So the search only builds such
+ *   sequences, and offsets never decrease along a sequence.
+ * - Branching. Y is the lowest offset at which some unplaced tensor would land. Each node
+ *   branches on which tensor is placed at Y, and finally on "none of them at Y" (they are banned
+ *   from Y and must land higher). A tensor tried and refused at Y is banned from Y in its later
+ *   siblings too, which removes the permutations of tensors at equal offsets: every plan is
+ *   reached at most once, and every canonical plan is reachable, so exhausting the tree is a
+ *   proof.
+ * - Time is compressed to sections (the distinct first_use values). Per section the floor
+ *   (top of what is placed there) and the bytes still to place there are kept. Every unplaced
+ *   tensor of a section lands at or above max(floor, Y), so floor + remaining > limit prunes
+ *   (cross-section inference), as does any tensor whose landing offset + size > limit.
+ * - Minimising: every plan found lowers the limit to its arena - 1; the search stops when the
+ *   limit falls below the lower bound. */
+#include "planner/planner_perf.h"
+
+#include "common/error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double tp_plan_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The search keeps its recursion on the C stack; this caps the depth. */
+#define EX_MAX_BUFFERS 4096u
+#define EX_ORDERS 6
+#define EX_FIRST_RUN 1000ULL
+#define EX_MAX_OVERLAPS ((size_t)1 << 26)
+
+typedef struct ex_buf {
+    size_t size;
+    size_t s0, s1; /* sections covered, inclusive */
+    size_t id;     /* index in the caller's array */
+} ex_buf;
+
+enum { TR_Y = 0, TR_FLOOR = 1, TR_LB = 2 };
+
+typedef struct ex_trail {
+    uint32_t kind, idx;
+    size_t old;
+} ex_trail;
+
+typedef struct ex {
+    size_t m, n_sec;
+    ex_buf *b;
+    size_t *ov_start;
+    uint32_t *ov;
+    size_t *floor, *rem;
+    size_t *y, *lb, *pos, *best_pos;
+    unsigned char *placed;
+    ex_trail *trail;
+    size_t tn, tcap;
+    uint32_t *cand;
+    size_t cn, ccap;
+    size_t limit, align;
+    int minimise;
+    int found, stopped, timed_out, proven_at_bound;
+    size_t best_arena;
+    unsigned long long nodes, node_limit;
+    double deadline, start, last_progress;
+    size_t lower_bound;
+    void (*progress)(const struct tp_plan_progress *p, void *user);
+    void *user;
+    int nomem;
+    uint32_t *scope;     /* per buffer: the independent part it belongs to now */
+    uint32_t n_scopes;
+    uint32_t *by_s0;     /* buffers sorted by first section */
+    size_t *minv;        /* per section: lowest landing offset among its unplaced buffers */
+    size_t *sol;         /* positions of the plan being assembled */
+    int order;           /* candidate heuristic of the current run */
+    unsigned long long run_end; /* node count at which the current run gives up (0 = never) */
+    int run_out;
+    int bl;
+} ex;
+
+static size_t round_up(size_t x, size_t a)
+{
+    size_t r = x % a;
+    if (r == 0)
+        return x;
+    return x > SIZE_MAX - (a - r) ? SIZE_MAX : x + (a - r);
+}
+
+/* a + b > limit, without overflow */
+static int exceeds(size_t a, size_t b, size_t limit)
+{
+    return a > limit || b > limit - a;
+}
+
+static int trail_push(ex *e, uint32_t kind, uint32_t idx, size_t old)
+{
+    if (e->tn == e->tcap) {
+        size_t cap = e->tcap ? e->tcap * 2 : 1024;
+        ex_trail *t = realloc(e->trail, cap * sizeof *t);
+        if (t == NULL) {
+            e->nomem = 1;
+            return 0;
+        }
+        e->trail = t;
+        e->tcap = cap;
+    }
+    e->trail[e->tn++] = (ex_trail){ kind, idx, old };
+    return 1;
+}
+
+static void undo_to(ex *e, size_t mark)
+{
+    while (e->tn > mark) {
+        const ex_trail *t = &e->trail[--e->tn];
+        if (t->kind == TR_Y)
+            e->y[t->idx] = t->old;
+        else if (t->kind == TR_FLOOR)
+            e->floor[t->idx] = t->old;
+        else
+            e->lb[t->idx] = t->old;
+    }
+}
+
+static void report_progress(ex *e, double now)
+{
+    if (e->progress == NULL)
+        return;
+    tp_plan_progress p;
+    p.have_best = e->found;
+    p.best_arena = e->found ? e->best_arena : 0;
+    p.lower_bound = e->lower_bound;
+    p.elapsed_seconds = now - e->start;
+    p.nodes = e->nodes;
+    e->progress(&p, e->user);
+    e->last_progress = now;
+}
+
+/* A part was solved: its positions (and those of everything placed above it on the current
+ * path) go into sol; finished parts keep theirs there. */
+static void record_part(ex *e)
+{
+    for (size_t i = 0; i < e->m; i++)
+        if (e->placed[i])
+            e->sol[i] = e->pos[i];
+}
+
+/* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
+ * is still fully updated, so the caller undoes it the same way in both cases). */
+static int place(ex *e, uint32_t c, size_t Y)
+{
+    const ex_buf *b = &e->b[c];
+    const size_t end = Y + b->size;
+    int ok = 1;
+    e->placed[c] = 1;
+    e->pos[c] = Y;
+    for (size_t s = b->s0; s <= b->s1; s++) {
+        if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
+            return 0;
+        e->floor[s] = end;
+        e->rem[s] -= b->size;
+        if (e->rem[s] > 0 && exceeds(end, e->rem[s], e->limit))
+            ok = 0;
+    }
+    const size_t ny = round_up(end, e->align);
+    for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
+        const uint32_t o = e->ov[k];
+        if (e->placed[o] || e->y[o] >= ny)
+            continue;
+        if (!trail_push(e, TR_Y, o, e->y[o]))
+            return 0;
+        e->y[o] = ny;
+        if (exceeds(ny, e->b[o].size, e->limit))
+            ok = 0;
+    }
+    return ok;
+}
+
+static void unplace(ex *e, uint32_t c)
+{
+    const ex_buf *b = &e->b[c];
+    for (size_t s = b->s0; s <= b->s1; s++)
+        e->rem[s] += b->size;
+    e->placed[c] = 0;
+}
+
+static int poll_budget(ex *e)
+{
+    if (e->run_end != 0 && e->nodes >= e->run_end) {
+        e->run_out = 1;
+        return 1;
+    }
+    if (e->node_limit != 0 && e->nodes >= e->node_limit) {
+        e->stopped = e->timed_out = 1;
+        return 1;
+    }
+    if ((e->nodes & 1023u) == 0) {
+        double now = tp_plan_clock();
+        if (e->deadline > 0 && now >= e->deadline) {
+            e->stopped = e->timed_out = 1;
+            return 1;
+        }
+        if (e->progress != NULL && now - e->last_progress >= 0.1)
+            report_progress(e, now);
+    }
+    return 0;
+}
+
+/* Candidate order: longer-lived first, then larger, then input order. A long tensor placed low
+ * leaves one flat floor under many sections, and a fixed order keeps the search
+ * deterministic. */
+static int cand_before(const ex *e, uint32_t x, uint32_t y)
+{
+    const ex_buf *a = &e->b[x], *b = &e->b[y];
+    size_t la = a->s1 - a->s0, lb = b->s1 - b->s0;
+    if (e->order == 1) {
+        if (a->size != b->size)
+            return a->size > b->size;
+        if (la != lb)
+            return la > lb;
+    } else if (e->order == 2) {
+        size_t aa = a->size * (la + 1), ab = b->size * (lb + 1);
+        if (aa != ab)
+            return aa > ab;
+    } else {
+        if (la != lb)
+            return la > lb;
+        if (a->size != b->size)
+            return a->size > b->size;
+    }
+    return x < y;
+}
+
+static void sort_cands(const ex *e, uint32_t *c, size_t n)
+{
+    for (size_t i = 1; i < n; i++) { /* candidate lists are short */
+        uint32_t v = c[i];
+        size_t j = i;
+        while (j > 0 && cand_before(e, v, c[j - 1])) {
+            c[j] = c[j - 1];
+            j--;
+        }
+        c[j] = v;
+    }
+}
+
+enum { R_FAIL = 0, R_DONE = 1, R_STOP = 2 };
+
+/* Splits the unplaced buffers of `scope` into parts that share no section. Returns the number of
+ * parts; when more than one, their buffers get fresh scope ids first..first+parts-1. */
+static uint32_t split(ex *e, uint32_t scope, uint32_t *first)
+{
+    uint32_t parts = 0;
+    size_t reach = 0;
+    int any = 0;
+    for (size_t k = 0; k < e->m; k++) {
+        uint32_t i = e->by_s0[k];
+        if (e->placed[i] || e->scope[i] != scope)
+            continue;
+        if (!any || e->b[i].s0 > reach) {
+            parts++;
+            reach = e->b[i].s1;
+            any = 1;
+        } else if (e->b[i].s1 > reach) {
+            reach = e->b[i].s1;
+        }
+    }
+    if (parts <= 1)
+        return parts;
+    *first = e->n_scopes;
+    uint32_t part = e->n_scopes - 1;
+    any = 0;
+    for (size_t k = 0; k < e->m; k++) {
+        uint32_t i = e->by_s0[k];
+        if (e->placed[i] || e->scope[i] != scope)
+            continue;
+        if (!any || e->b[i].s0 > reach) {
+            part++;
+            reach = e->b[i].s1;
+            any = 1;
+        } else if (e->b[i].s1 > reach) {
+            reach = e->b[i].s1;
+        }
+        e->scope[i] = part;
+    }
+    e->n_scopes += parts;
+    return parts;
+}
+
+/* Decision search over the unplaced buffers of `scope` (`left` of them), all future offsets at
+ * least ylast. The "none of them at Y" branch is the last of a node, so it is a loop here: the
+ * stack grows with placements only. */
+static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
+{
+    if (e->nomem)
+        return R_STOP;
+    if (left == 0) {
+        record_part(e);
+        return R_DONE;
+    }
+    const size_t entry_mark = e->tn;
+    const size_t cbase = e->cn;
+    int r = R_FAIL;
+    for (;;) {
+        e->nodes++;
+        if (poll_budget(e)) {
+            r = R_STOP;
+            break;
+        }
+        size_t Y = SIZE_MAX;
+        int dead = 0;
+        for (size_t i = 0; i < e->m && !dead; i++) {
+            if (e->placed[i] || e->scope[i] != scope)
+                continue;
+            size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
+            if (at < ylast)
+                at = ylast;
+            if (exceeds(at, e->b[i].size, e->limit)) {
+                dead = 1;
+                break;
+            }
+            for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++)
+                if (at < e->minv[s])
+                    e->minv[s] = at;
+            if (e->y[i] >= e->lb[i] && e->y[i] < Y)
+                Y = e->y[i];
+        }
+        /* Cross-section inference: every unplaced buffer of a section lands at or above the
+         * lowest landing offset among them, so they need that much room on top of it. */
+        for (size_t i = 0; i < e->m; i++) {
+            if (e->placed[i] || e->scope[i] != scope)
+                continue;
+            for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++) {
+                if (e->minv[s] == SIZE_MAX)
+                    continue;
+                if (!dead && exceeds(e->minv[s], e->rem[s], e->limit))
+                    dead = 1;
+                e->minv[s] = SIZE_MAX;
+            }
+        }
+        if (dead || Y == SIZE_MAX)
+            break;
+
+        uint32_t first = 0;
+        uint32_t parts = split(e, scope, &first);
+        if (parts > 1) {
+            /* Independent parts: a failure in one cannot be repaired by choices in another. */
+            r = R_DONE;
+            for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
+                size_t n = 0;
+                for (size_t i = 0; i < e->m; i++)
+                    n += !e->placed[i] && e->scope[i] == first + p;
+                r = dfs(e, first + p, n, ylast);
+            }
+            for (size_t i = 0; i < e->m; i++)
+                if (!e->placed[i] && e->scope[i] >= first && e->scope[i] < first + parts)
+                    e->scope[i] = scope;
+            e->n_scopes = first;
+            break;
+        }
+
+        /* Bottom-left: branch only on the tensors at Y that start in the leftmost section
+         * where anything can land at Y; "none of them" is then a decision about that section
+         * alone, and the other sections at Y are decided in later iterations. */
+        size_t left_sec = SIZE_MAX;
+        for (size_t i = 0; i < e->m; i++)
+            if (!e->placed[i] && e->scope[i] == scope && e->y[i] == Y && e->y[i] >= e->lb[i] &&
+                e->b[i].s0 < left_sec)
+                left_sec = e->b[i].s0;
+        e->cn = cbase;
+        for (size_t i = 0; i < e->m; i++) {
+            if (e->placed[i] || e->scope[i] != scope || e->y[i] != Y || e->y[i] < e->lb[i])
+                continue;
+            if (e->bl && e->b[i].s0 != left_sec)
+                continue;
+            if (e->cn == e->ccap) {
+                size_t cap = e->ccap ? e->ccap * 2 : 1024;
+                uint32_t *c = realloc(e->cand, cap * sizeof *c);
+                if (c == NULL) {
+                    e->nomem = 1;
+                    break;
+                }
+                e->cand = c;
+                e->ccap = cap;
+            }
+            e->cand[e->cn++] = (uint32_t)i;
+        }
+        if (e->nomem) {
+            r = R_STOP;
+            break;
+        }
+        const size_t nc = e->cn - cbase;
+        sort_cands(e, e->cand + cbase, nc);
+
+        for (size_t k = 0; k < nc; k++) {
+            const uint32_t c = e->cand[cbase + k];
+            const size_t mark = e->tn;
+            if (place(e, c, Y))
+                r = dfs(e, scope, left - 1, Y);
+            undo_to(e, mark);
+            unplace(e, c);
+            if (r != R_FAIL)
+                break;
+            /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
+            if (!trail_push(e, TR_LB, c, e->lb[c])) {
+                r = R_STOP;
+                break;
+            }
+            e->lb[c] = Y + 1;
+        }
+        if (r != R_FAIL)
+            break;
+        ylast = Y; /* none of them at Y: every candidate is now banned from Y */
+    }
+    undo_to(e, entry_mark);
+    e->cn = cbase;
+    return r;
+}
+
+static const ex_buf *s0_ctx;
+static int by_s0_cmp(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (s0_ctx[a].s0 != s0_ctx[b].s0)
+        return s0_ctx[a].s0 < s0_ctx[b].s0 ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int by_first(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return (*a > *b) - (*a < *b);
+}
+
+static size_t section_index(const size_t *sec, size_t n, size_t x) /* last sec <= x */
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sec[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+static void ex_free(ex *e)
+{
+    free(e->b);
+    free(e->ov_start);
+    free(e->ov);
+    free(e->floor);
+    free(e->rem);
+    free(e->y);
+    free(e->lb);
+    free(e->pos);
+    free(e->best_pos);
+    free(e->placed);
+    free(e->trail);
+    free(e->cand);
+    free(e->scope);
+    free(e->by_s0);
+    free(e->minv);
+    free(e->sol);
+}
+
+tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
+                          const tp_exact_params *params, size_t *offsets,
+                          tp_exact_result *result)
+{
+    memset(result, 0, sizeof *result);
+    ex e;
+    memset(&e, 0, sizeof e);
+    e.align = params->alignment > 1 ? params->alignment : 1;
+    e.limit = params->limit;
+    e.minimise = params->minimise;
+    e.deadline = params->deadline;
+    e.node_limit = params->node_limit;
+    e.start = params->start;
+    e.last_progress = tp_plan_clock();
+    e.lower_bound = params->lower_bound;
+    e.progress = params->progress;
+    e.user = params->user;
+
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++)
+        m += tensors[i].size > 0;
+    if (m == 0) {
+        for (size_t i = 0; i < count; i++)
+            offsets[i] = 0;
+        result->found = 1;
+        result->complete = 1;
+        return TP_OK;
+    }
+    if (m > EX_MAX_BUFFERS) {
+        /* too deep for this search: report that nothing was explored */
+        return TP_OK;
+    }
+    tp_status st = TP_OK;
+    size_t *sec = malloc(m * sizeof *sec);
+    e.m = m;
+    e.b = malloc(m * sizeof *e.b);
+    e.y = calloc(m, sizeof *e.y);
+    e.lb = calloc(m, sizeof *e.lb);
+    e.pos = calloc(m, sizeof *e.pos);
+    e.best_pos = calloc(m, sizeof *e.best_pos);
+    e.placed = calloc(m, 1);
+    e.ov_start = calloc(m + 1, sizeof *e.ov_start);
+    e.scope = calloc(m, sizeof *e.scope);
+    e.by_s0 = malloc(m * sizeof *e.by_s0);
+    e.sol = calloc(m, sizeof *e.sol);
+    if (e.scope == NULL || e.by_s0 == NULL || e.sol == NULL)
+        goto nomem;
+    if (sec == NULL || e.b == NULL || e.y == NULL || e.lb == NULL || e.pos == NULL ||
+        e.best_pos == NULL || e.placed == NULL || e.ov_start == NULL)
+        goto nomem;
+    for (size_t i = 0, k = 0; i < count; i++) {
+        if (tensors[i].size == 0)
+            continue;
+        sec[k] = tensors[i].first_use;
+        e.b[k].size = tensors[i].size;
+        e.b[k].id = i;
+        k++;
+    }
+    qsort(sec, m, sizeof *sec, by_first);
+    size_t n_sec = 0;
+    for (size_t k = 0; k < m; k++)
+        if (n_sec == 0 || sec[n_sec - 1] != sec[k])
+            sec[n_sec++] = sec[k];
+    e.n_sec = n_sec;
+    for (size_t k = 0; k < m; k++) {
+        const tp_tensor_lifetime *t = &tensors[e.b[k].id];
+        e.b[k].s0 = section_index(sec, n_sec, t->first_use);
+        e.b[k].s1 = section_index(sec, n_sec, t->last_use);
+    }
+    e.floor = calloc(n_sec, sizeof *e.floor);
+    e.rem = calloc(n_sec, sizeof *e.rem);
+    e.minv = malloc(n_sec * sizeof *e.minv);
+    if (e.floor == NULL || e.rem == NULL || e.minv == NULL)
+        goto nomem;
+    for (size_t k = 0; k < n_sec; k++)
+        e.minv[k] = SIZE_MAX;
+    for (size_t k = 0; k < m; k++)
+        e.by_s0[k] = (uint32_t)k;
+    s0_ctx = e.b;
+    qsort(e.by_s0, m, sizeof *e.by_s0, by_s0_cmp);
+    e.n_scopes = 1;
+    {
+    }
+
+    /* Overlap lists: buffers sharing a section. */
+    size_t total = 0;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
+                e.ov_start[i + 1]++;
+    for (size_t i = 0; i < m; i++) {
+        total += e.ov_start[i + 1];
+        e.ov_start[i + 1] = total;
+    }
+    if (total > EX_MAX_OVERLAPS) {
+        free(sec);
+        ex_free(&e);
+        return TP_OK;
+    }
+    e.ov = malloc((total ? total : 1) * sizeof *e.ov);
+    if (e.ov == NULL)
+        goto nomem;
+    for (size_t i = 0, k = 0; i < m; i++)
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
+                e.ov[k++] = (uint32_t)j;
+
+    int feasible = 1;
+    for (size_t k = 0; k < m; k++) {
+        if (e.b[k].size > e.limit)
+            feasible = 0;
+        for (size_t s = e.b[k].s0; s <= e.b[k].s1; s++) {
+            if (e.b[k].size > SIZE_MAX - e.rem[s])
+                feasible = 0;
+            else
+                e.rem[s] += e.b[k].size;
+        }
+    }
+    for (size_t s = 0; s < n_sec && feasible; s++)
+        if (e.rem[s] > e.limit)
+            feasible = 0;
+
+    /* Minimising is a sequence of decisions, each limit one below the last plan found: a
+     * decision can split into independent parts, an optimisation over a shared bound not. */
+    int complete = 0;
+    unsigned long long run = 0;
+    while (feasible) {
+        /* Restarts: the candidate heuristics take turns under a node budget that doubles every
+         * round, so a heuristic that is lucky on this instance gets to finish early, while the
+         * budget growth keeps the whole thing complete. Node budgets keep it deterministic. */
+        e.order = (int)(run % 3);
+        e.bl = (int)((run / 3) % 2);
+        unsigned long long round = run / EX_ORDERS;
+        e.run_end = round >= 40 ? 0 : e.nodes + (EX_FIRST_RUN << round);
+        e.run_out = 0;
+        run++;
+        int r = dfs(&e, 0, m, 0);
+        if (e.nomem)
+            goto nomem;
+        if (r == R_STOP && e.run_out && !e.stopped)
+            continue;
+        if (r == R_STOP)
+            break;
+        if (r == R_FAIL) {
+            complete = 1;
+            break;
+        }
+        size_t arena = 0;
+        for (size_t k = 0; k < m; k++)
+            if (e.sol[k] + e.b[k].size > arena)
+                arena = e.sol[k] + e.b[k].size;
+        memcpy(e.best_pos, e.sol, m * sizeof *e.sol);
+        e.found = 1;
+        e.best_arena = arena;
+        if (!e.minimise || arena == 0 || arena - 1 < e.lower_bound) {
+            complete = 1;
+            break;
+        }
+        e.limit = arena - 1;
+        for (size_t sct = 0; sct < n_sec && feasible; sct++)
+            if (e.rem[sct] > e.limit)
+                feasible = 0;
+        for (size_t k = 0; k < m && feasible; k++)
+            if (e.b[k].size > e.limit)
+                feasible = 0;
+        if (!feasible)
+            complete = 1;
+    }
+    if (!feasible)
+        complete = 1;
+
+    result->found = e.found;
+    result->arena = e.best_arena;
+    result->timed_out = e.timed_out;
+    result->complete = complete;
+    result->nodes = e.nodes;
+    if (e.found) {
+        for (size_t i = 0; i < count; i++)
+            offsets[i] = 0;
+        for (size_t k = 0; k < m; k++)
+            offsets[e.b[k].id] = e.best_pos[k];
+    }
+    if (e.progress != NULL)
+        report_progress(&e, tp_plan_clock());
+    free(sec);
+    ex_free(&e);
+    return st;
+
+nomem:
+    free(sec);
+    ex_free(&e);
+    return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+}
