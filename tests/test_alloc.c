@@ -393,6 +393,11 @@ static void kv_region_names_counts_and_refusals(void **state)
         }
     }
     assert_sound(a, g);
+    /* a position at or past n_ctx is refused at fill time */
+    uint32_t pos_ok[3] = {0, 1, 31}, pos_bad[3] = {30, 31, 32};
+    assert_int_equal(tp_alloc_fill_input_i32(a, g, "positions", pos_ok, 3), TP_OK);
+    assert_int_not_equal(tp_alloc_fill_input_i32(a, g, "positions", pos_bad, 3), TP_OK);
+    assert_non_null(strstr(tp_last_error(), "n_ctx"));
     /* a second graph with another n_ctx must not get the old regions silently */
     tp_graph *g64 = tiny_graph(3, 3, 64, 0);
     assert_int_not_equal(tp_alloc_graph(a, g64, NULL), TP_OK);

@@ -604,7 +604,9 @@ static int may_alias(walk *w, size_t id, size_t t)
     if (w->is_input[s] || w->is_output[s])
         return 0;
     const tp_bufref *in = &w->p->buf[s];
-    /* cross-backend: the kernel would run against another device's memory */
+    /* Same backend only: the in-place write stays in kernel order on one queue, and a
+     * cross-backend input gets a fresh buffer after its producer synchronised. (Bug: a host
+     * copy of a queued producer read zeros and the whole KV cache became zeros.) */
     if (in->backend != node_backend(node))
         return 0;
     if (in->len != tp_node_elements(node))
@@ -1190,6 +1192,23 @@ static tp_status fill_bits(tp_allocator *a, const tp_graph *g, const char *name,
 tp_status tp_alloc_fill_input_i32(tp_allocator *a, const tp_graph *g, const char *name,
                                   const uint32_t *data, size_t n)
 {
+    if (g && name && data) {
+        /* A KV position >= n_ctx is a loud error here, never an overflow in the store. */
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const tp_node *st = &g->nodes[i];
+            if (st->op != TP_OP_KV_STORE || st->n_src < 3 || st->src[2] >= g->n_nodes ||
+                strcmp(g->nodes[st->src[2]].name, name) != 0)
+                continue;
+            uint64_t n_ctx = (uint64_t)st->shape[1];
+            for (size_t k = 0; k < n; k++)
+                if ((uint64_t)data[k] >= n_ctx)
+                    return tp_fail(TP_ERR_INVALID,
+                                   "input '%s'[%zu] = %u: a KV position must be below n_ctx "
+                                   "%llu (node %zu '%s')",
+                                   name, k, (unsigned)data[k], (unsigned long long)n_ctx, i,
+                                   st->name);
+        }
+    }
     return fill_bits(a, g, name, data, n);
 }
 
