@@ -11,7 +11,7 @@
 void tp_help_alloc(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan alloc GRAPH.json [--strategy pool|arena]\n"
+        "usage: tensorplan alloc GRAPH.json [--strategy pool|arena|naive]\n"
         "                        [--aliasing sole-consumer|last-consumer|none]\n"
         "                        [--exact-sizes] [--plan PLAN.json]\n"
         "\n"
@@ -22,7 +22,8 @@ void tp_help_alloc(FILE *out)
         "\n"
         "options:\n"
         "  --strategy S    pool (default): exact-length pool buffers requested by size class;\n"
-        "                  arena: one arena per backend, windows at offsets from the planner\n"
+        "                  arena: one arena per backend, windows at offsets from the planner;\n"
+        "                  naive: every live node its own exact-size buffer (the reference)\n"
         "  --aliasing P    sole-consumer (default): silu and rope write into their first\n"
         "                  source when it has no other consumer; last-consumer: also add,\n"
         "                  mul, rms_norm and swiglu, whenever they are the source's last\n"
