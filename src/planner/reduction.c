@@ -19,7 +19,7 @@ static int bit_is_set(const uint64_t *row, size_t v)
     return (int)((row[v / 64] >> (v % 64)) & 1u);
 }
 
-tp_status tp_transitive_reduction(size_t node_count, const tp_edge *edges, size_t edge_count,
+tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges, size_t edge_count,
                                   tp_edge *reduced, size_t *reduced_count)
 {
     if (reduced_count == NULL)

@@ -1,0 +1,153 @@
+/* The bounded-memory reduction against a Warshall closure written here, with blocks forced
+ * by tiny memory budgets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "planner/planner_perf.h"
+#include "tensorplan/planner.h"
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t below(size_t n) { return (size_t)(next_u64() % n); }
+
+/* Oracle: u -> v survives iff it is an edge and no other successor w of u reaches v, with
+ * reachability from a Warshall closure. */
+static size_t oracle(size_t n, const tp_edge *edges, size_t m, tp_edge *out)
+{
+    unsigned char *adj = calloc(n * n, 1), *reach = calloc(n * n, 1);
+    for (size_t i = 0; i < m; i++)
+        adj[edges[i].from * n + edges[i].to] = reach[edges[i].from * n + edges[i].to] = 1;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < n; i++)
+            if (reach[i * n + k])
+                for (size_t j = 0; j < n; j++)
+                    if (reach[k * n + j])
+                        reach[i * n + j] = 1;
+    size_t count = 0;
+    for (size_t u = 0; u < n; u++) {
+        for (size_t v = 0; v < n; v++) {
+            if (!adj[u * n + v])
+                continue;
+            int implied = 0;
+            for (size_t w = 0; w < n && !implied; w++)
+                implied = w != v && adj[u * n + w] && reach[w * n + v];
+            if (!implied)
+                out[count++] = (tp_edge){ u, v };
+        }
+    }
+    free(adj);
+    free(reach);
+    return count;
+}
+
+static void check_random_dags(size_t rounds, size_t max_nodes, size_t budget)
+{
+    for (size_t r = 0; r < rounds; r++) {
+        size_t n = 2 + below(max_nodes - 1);
+        size_t m = below(4 * n + 1);
+        tp_edge *edges = malloc((m + 1) * sizeof *edges);
+        tp_edge *want = malloc((m + 1) * sizeof *want);
+        tp_edge *got = malloc((m + 1) * sizeof *got);
+        int local = below(2) == 0;
+        for (size_t i = 0; i < m; i++) {
+            size_t a = below(n - 1);
+            size_t span = local ? 1 + below(4) : 1 + below(n - 1 - a);
+            size_t b = a + span < n ? a + span : n - 1;
+            edges[i] = (tp_edge){ a, b };
+        }
+        size_t want_n = oracle(n, edges, m, want), got_n = 12345;
+        assert_int_equal(tp_transitive_reduction_budget(n, edges, m, got, &got_n, budget), TP_OK);
+        assert_int_equal(got_n, want_n);
+        for (size_t i = 0; i < got_n; i++) {
+            assert_int_equal(got[i].from, want[i].from);
+            assert_int_equal(got[i].to, want[i].to);
+        }
+        free(edges);
+        free(want);
+        free(got);
+    }
+}
+
+static void test_blocked_reduction_equals_the_warshall_oracle_with_one_word_blocks(void **state)
+{
+    (void)state;
+    rng_state = 17;
+    check_random_dags(getenv("TP_SANITIZED") ? 150 : 600, 300, 1); /* 64 columns per block */
+}
+
+static void test_blocked_reduction_equals_the_warshall_oracle_with_odd_budgets(void **state)
+{
+    (void)state;
+    rng_state = 23;
+    const size_t budgets[] = { 8 * 130, 8 * 300 * 3, 1 << 20 };
+    for (size_t i = 0; i < 3; i++)
+        check_random_dags(getenv("TP_SANITIZED") ? 50 : 200, 260, budgets[i]);
+}
+
+static void test_the_public_reduction_agrees_with_the_dense_one(void **state)
+{
+    (void)state;
+    rng_state = 5;
+    const size_t n = 3000, m = 20000;
+    tp_edge *edges = malloc(m * sizeof *edges), *a = malloc(m * sizeof *a);
+    tp_edge *b = malloc(m * sizeof *b);
+    for (size_t i = 0; i < m; i++) {
+        size_t u = below(n - 1);
+        size_t v = u + 1 + below(below(3) == 0 ? n - 1 - u : (n - 1 - u < 20 ? n - 1 - u : 20));
+        edges[i] = (tp_edge){ u, v };
+    }
+    size_t na = 0, nb = 0;
+    assert_int_equal(tp_transitive_reduction_dense(n, edges, m, a, &na), TP_OK);
+    assert_int_equal(tp_transitive_reduction(n, edges, m, b, &nb), TP_OK);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na * sizeof *a);
+    size_t nc = 0;
+    assert_int_equal(tp_transitive_reduction_budget(n, edges, m, b, &nc, 4096), TP_OK);
+    assert_int_equal(na, nc);
+    assert_memory_equal(a, b, na * sizeof *a);
+    free(edges);
+    free(a);
+    free(b);
+}
+
+static void test_the_blocked_reduction_refuses_what_the_dense_one_refuses(void **state)
+{
+    (void)state;
+    const tp_edge back[] = { { 0, 1 }, { 2, 1 } };
+    tp_edge out[2];
+    size_t count;
+    assert_int_equal(tp_transitive_reduction_budget(3, back, 2, out, &count, 1), TP_ERR_INVALID);
+    assert_non_null(strstr(tp_last_error(), "topological"));
+    const tp_edge outside[] = { { 0, 5 } };
+    assert_int_equal(tp_transitive_reduction_budget(3, outside, 1, out, &count, 1),
+                     TP_ERR_INVALID);
+    assert_int_equal(tp_transitive_reduction_budget(3, NULL, 0, NULL, &count, 1), TP_OK);
+    assert_int_equal(count, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocked_reduction_equals_the_warshall_oracle_with_one_word_blocks),
+        cmocka_unit_test(test_blocked_reduction_equals_the_warshall_oracle_with_odd_budgets),
+        cmocka_unit_test(test_the_public_reduction_agrees_with_the_dense_one),
+        cmocka_unit_test(test_the_blocked_reduction_refuses_what_the_dense_one_refuses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
