@@ -363,12 +363,57 @@ static void test_split_boundaries_sync_and_stage(void **state)
         assert_int_equal(tp_allocator_create_host(&a), TP_OK);
         assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
         fill_inputs(a, g, 1, go.vocab, go.n_ctx);
+        /* the copies a split needs: distinct sources on another backend of its live nodes,
+         * per split; the staging buffers: distinct (source, destination) pairs */
+        size_t want_copies = 0, want_pairs = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const tp_node *nd = &g->nodes[i];
+            tp_bufref r;
+            if (nd->op == TP_OP_INPUT || !tp_alloc_node_buffer(a, i, &r))
+                continue;
+            for (size_t k = 0; k < nd->n_src; k++) {
+                size_t src = nd->src[k];
+                if (g->nodes[src].backend == nd->backend)
+                    continue;
+                int seen_split = 0, seen_graph = 0;
+                for (size_t j = 0; j < i; j++) {
+                    const tp_node *o = &g->nodes[j];
+                    if (o->op == TP_OP_INPUT || !tp_alloc_node_buffer(a, j, &r) ||
+                        o->backend != nd->backend)
+                        continue;
+                    int same_split = 1;
+                    for (size_t m = j; m < i; m++)
+                        same_split &= g->nodes[m].backend == nd->backend;
+                    for (size_t kk = 0; kk < o->n_src; kk++)
+                        if (o->src[kk] == src) {
+                            seen_graph = 1;
+                            seen_split |= same_split;
+                        }
+                }
+                for (size_t kk = 0; kk < k; kk++)
+                    if (nd->src[kk] == src)
+                        seen_split = seen_graph = 1;
+                want_copies += !seen_split;
+                want_pairs += !seen_graph;
+            }
+        }
+        tp_backend *cpu = tp_alloc_backend(a, TP_BACKEND_CPU);
+        tp_backend *q = tp_alloc_backend(a, TP_BACKEND_QUEUED);
+        size_t fresh0 = cpu->counters(cpu).fresh_allocs + q->counters(q).fresh_allocs;
         tp_exec_stats es;
         assert_int_equal(tp_execute(a, g, w, NULL, &es), TP_OK);
         assert_int_equal(es.splits, splits);
         /* one sync per boundary plus the final ones */
         assert_true(es.syncs >= splits - 1);
         assert_true(es.staged > 0);
+        assert_int_equal(es.staged, want_copies);
+        size_t fresh1 = cpu->counters(cpu).fresh_allocs + q->counters(q).fresh_allocs;
+        assert_int_equal(fresh1 - fresh0, want_pairs);
+        /* the reused plan rewrites the same staging buffers */
+        fill_inputs(a, g, 1, go.vocab, go.n_ctx);
+        assert_int_equal(tp_execute(a, g, w, NULL, &es), TP_OK);
+        assert_int_equal(es.staged, want_copies);
+        assert_int_equal(cpu->counters(cpu).fresh_allocs + q->counters(q).fresh_allocs, fresh1);
         tp_allocator_destroy(a);
         tp_weights_destroy(w);
         tp_graph_destroy(g);

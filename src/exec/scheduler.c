@@ -107,7 +107,7 @@ static tp_status trace_output(sched *s, const tp_node *nd, const tp_bufref *ref,
     return st;
 }
 
-static tp_status run_node(sched *s, size_t split_no, int B, tp_backend *be, const tp_node *nd)
+static tp_status run_node(sched *s, int B, tp_backend *be, const tp_node *nd)
 {
     tp_bufref out;
     if (nd->op == TP_OP_INPUT) {
@@ -131,10 +131,8 @@ static tp_status run_node(sched *s, size_t split_no, int B, tp_backend *be, cons
             return tp_fail(TP_ERR_INVALID, "scheduler: node %zu '%s' reads node %zu, which has "
                            "no buffer", nd->id, nd->name, sid);
         if (src[k].backend != B) {
-            tp_bufref from = src[k];
-            tp_status st = stage(s, split_no, sid, B, &from);
-            if (st == TP_OK)
-                st = tp_alloc_staging(s->alloc, sid, B, &src[k]);
+            /* copied at the start of this split (stage_split); read the staging window */
+            tp_status st = tp_alloc_staging(s->alloc, sid, B, &src[k]);
             if (st != TP_OK)
                 return st;
         }
@@ -175,6 +173,30 @@ static tp_status run_node(sched *s, size_t split_no, int B, tp_backend *be, cons
     return st;
 }
 
+/* Every source of the split's nodes that lives on another backend goes into its staging
+ * window on B before the first node of the split is handed over. */
+static tp_status stage_split(sched *s, size_t split_no, int B, size_t begin, size_t end)
+{
+    for (size_t j = begin; j < end; j++) {
+        const tp_node *nd = &s->g->nodes[j];
+        tp_bufref out;
+        if (nd->op == TP_OP_INPUT || !tp_alloc_node_buffer(s->alloc, j, &out))
+            continue;
+        for (size_t k = 0; k < nd->n_src; k++) {
+            tp_bufref from;
+            if (!tp_alloc_node_buffer(s->alloc, nd->src[k], &from))
+                return tp_fail(TP_ERR_INVALID, "scheduler: node %zu '%s' reads node %zu, which "
+                               "has no buffer", nd->id, nd->name, nd->src[k]);
+            if (from.backend == B)
+                continue;
+            tp_status st = stage(s, split_no, nd->src[k], B, &from);
+            if (st != TP_OK)
+                return st;
+        }
+    }
+    return TP_OK;
+}
+
 static tp_status run(sched *s)
 {
     const tp_graph *g = s->g;
@@ -201,8 +223,11 @@ static tp_status run(sched *s)
             if (st != TP_OK)
                 return st;
         }
+        st = stage_split(s, split_no, B, i, end);
+        if (st != TP_OK)
+            return st;
         for (size_t j = i; j < end; j++) {
-            st = run_node(s, split_no, B, be, &g->nodes[j]);
+            st = run_node(s, B, be, &g->nodes[j]);
             if (st != TP_OK)
                 return st;
         }
