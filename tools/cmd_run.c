@@ -342,7 +342,8 @@ int tp_cmd_run(int argc, char **argv)
     printf("decode: %zu tokens in %.3f s (%.2f tokens/s)\n", st.decode_tokens, st.decode_seconds,
            st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0);
     printf("time: building graphs %.3f ms, planning %.3f ms, executing %.3f ms; %zu graphs "
-           "built, %zu executions on a cached graph; last step's pool allocations: %zu\n",
+           "built, %zu executions on a cached graph; pool allocation calls in the last "
+           "step: %zu\n",
            st.build_seconds * 1e3, st.plan_seconds * 1e3, st.exec_seconds * 1e3, st.builds,
            st.reuses, st.last_pool_allocations);
     printf("queued layers: %d of %d\n", o.queued_layers, cfg.n_layer);
