@@ -178,7 +178,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         if (!have || arena < best) {
             have = 1;
             best = arena;
-            memcpy(offsets, trial, count * sizeof *offsets);
+            if (count > 0)
+                memcpy(offsets, trial, count * sizeof *offsets);
             rep.method = portfolio[p].name;
             rep.strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
         }
@@ -207,6 +208,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
             rep.nodes_explored += xr.nodes;
             rep.timed_out = xr.timed_out;
             if (xr.found) {
+                if (count > 0)
                 memcpy(offsets, trial, count * sizeof *offsets);
                 best = xr.arena;
                 rep.method = "exact search";
@@ -226,6 +228,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 goto out;
             rep.nodes_explored += xr.nodes;
             if (xr.found) {
+                if (count > 0)
                 memcpy(offsets, trial, count * sizeof *offsets);
                 best = xr.arena;
                 rep.method = "exact search";
@@ -248,7 +251,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 rep.nodes_explored += xr.nodes;
                 rep.timed_out = xr.timed_out;
                 if (xr.found) {
-                    memcpy(offsets, trial, count * sizeof *offsets);
+                    if (count > 0)
+                memcpy(offsets, trial, count * sizeof *offsets);
                     best = xr.arena;
                     rep.method = "exact search";
                     rep.strategy = TP_PLAN_EXACT;
