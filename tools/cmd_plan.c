@@ -1,7 +1,9 @@
 /* tensorplan plan: place the buffers of a MiniMalloc CSV problem in one arena. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tensorplan/csv.h"
@@ -11,6 +13,8 @@ void tp_help_plan(FILE *out)
 {
     fputs(
         "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
+        "                       [--strategy greedy|portfolio|exact] [--time-limit SECONDS]\n"
+        "                       [--align BYTES]\n"
         "\n"
         "Places every buffer of a static memory allocation problem at a byte offset in one\n"
         "arena, so that buffers live at the same time never share a byte, and prints a\n"
@@ -38,6 +42,15 @@ void tp_help_plan(FILE *out)
         "                     -o no solution is written.\n"
         "  --capacity BYTES   the bytes available: exit 4 when the arena is larger (the\n"
         "                     solution is still written, for inspection)\n"
+        "  --strategy NAME    greedy (default: tp_plan_offsets), portfolio (the best of\n"
+        "                     several greedy orders) or exact (a search: with --capacity it\n"
+        "                     finds a plan that fits or proves there is none, otherwise it\n"
+        "                     minimises the arena; the summary says whether it is proven)\n"
+        "  --time-limit SECS  stop the search after SECS seconds and keep the best plan so\n"
+        "                     far (flagged not proven); default none\n"
+        "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
+        "                     On a terminal, the exact search shows a progress line on\n"
+        "                     stderr (best arena so far, lower bound, elapsed).\n"
         "  -h, --help         this text\n"
         "\n"
         "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
@@ -64,11 +77,16 @@ typedef struct plan_args {
     const char *output; /* NULL: none; "-": stdout */
     int has_capacity;
     size_t capacity;
+    tp_plan_strategy strategy;
+    double time_limit; /* 0: none */
+    size_t align;      /* 1: none */
 } plan_args;
 
 static int parse_args(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->strategy = TP_PLAN_GREEDY;
+    a->align = 1;
     for (int i = 1; i < argc; i++) {
         const char *value;
         int r;
@@ -80,6 +98,35 @@ static int parse_args(int argc, char **argv, plan_args *a)
             if (r < 0 || tp_cli_parse_size("--capacity", value, &a->capacity) != 0)
                 return -1;
             a->has_capacity = 1;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--strategy", NULL, &value)) != 0) {
+            if (r < 0)
+                return -1;
+            if (strcmp(value, "greedy") == 0)
+                a->strategy = TP_PLAN_GREEDY;
+            else if (strcmp(value, "portfolio") == 0)
+                a->strategy = TP_PLAN_PORTFOLIO;
+            else if (strcmp(value, "exact") == 0)
+                a->strategy = TP_PLAN_EXACT;
+            else {
+                tp_cli_error("plan: --strategy wants greedy, portfolio or exact, got '%s'", value);
+                return -1;
+            }
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--time-limit", NULL, &value)) != 0) {
+            char *end = NULL;
+            if (r < 0)
+                return -1;
+            a->time_limit = strtod(value, &end);
+            if (end == value || *end != '\0' || !(a->time_limit >= 0) || isinf(a->time_limit)) {
+                tp_cli_error("plan: --time-limit wants seconds >= 0, got '%s'", value);
+                return -1;
+            }
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--align", NULL, &value)) != 0) {
+            if (r < 0 || tp_cli_parse_size("--align", value, &a->align) != 0)
+                return -1;
+            if (a->align == 0 || (a->align & (a->align - 1)) != 0) {
+                tp_cli_error("plan: --align wants a power of two, got '%s'", value);
+                return -1;
+            }
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             tp_cli_error("plan: unknown option '%s' (see 'tensorplan help plan')", argv[i]);
             return -1;
@@ -100,11 +147,40 @@ static int parse_args(int argc, char **argv, plan_args *a)
     return 0;
 }
 
-static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *offsets,
-                             size_t *arena)
+/* One line on stderr, redrawn in place; only when stderr is a terminal. */
+static void show_progress(const tp_plan_progress *p, void *user)
 {
-    (void)a;
-    return tp_plan_offsets(t->tensors, t->count, offsets, arena);
+    (void)user;
+    if (p->have_best)
+        fprintf(stderr, "\r\033[Ksearching: best arena %zu, lower bound %zu, %.1f s, %llu nodes",
+                p->best_arena, p->lower_bound, p->elapsed_seconds, p->nodes);
+    else
+        fprintf(stderr, "\r\033[Ksearching: lower bound %zu, %.1f s, %llu nodes", p->lower_bound,
+                p->elapsed_seconds, p->nodes);
+    fflush(stderr);
+}
+
+static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *offsets,
+                             size_t *arena, tp_plan_report *report)
+{
+    memset(report, 0, sizeof *report);
+    if (a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0)
+        return tp_plan_offsets(t->tensors, t->count, offsets, arena);
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.strategy = a->strategy;
+    o.alignment = a->align;
+    o.time_limit_seconds = a->time_limit;
+    if (a->has_capacity && a->capacity > 0)
+        o.capacity = a->capacity;
+    const int live = a->strategy == TP_PLAN_EXACT && isatty(fileno(stderr));
+    if (live)
+        o.progress = show_progress;
+    tp_status st = tp_plan_offsets_ex(t->tensors, t->count, &o, offsets, arena, report);
+    if (live)
+        fputs("\r\033[K", stderr);
+    /* not fitting is reported by the summary and the exit code, with the plan written */
+    return st == TP_ERR_INFEASIBLE ? TP_OK : st;
 }
 
 static int exit_for(tp_status st)
@@ -131,8 +207,9 @@ int tp_cmd_plan(int argc, char **argv)
         return TP_EXIT_ERROR;
     }
     size_t arena = 0, peak = 0;
+    tp_plan_report report;
     double t0 = tp_cli_now();
-    st = run_planner(&a, &t, offsets, &arena);
+    st = run_planner(&a, &t, offsets, &arena, &report);
     double seconds = tp_cli_now() - t0;
     if (st == TP_OK)
         st = tp_peak_live_bytes(t.tensors, t.count, &peak);
@@ -174,6 +251,20 @@ int tp_cmd_plan(int argc, char **argv)
     else
         fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a.capacity,
                 arena - a.capacity);
+    if (report.method != NULL) {
+        fprintf(out, "strategy  %s", report.method);
+        if (a.has_capacity && report.proven_infeasible)
+            fprintf(out, "; proven: no plan fits the capacity");
+        else if (report.proven_optimal)
+            fprintf(out, "; arena proven minimal");
+        else if (a.has_capacity && fits)
+            fprintf(out, "; fits the capacity");
+        else if (a.strategy == TP_PLAN_EXACT)
+            fprintf(out, "; not proven%s", report.timed_out ? " (time limit reached)" : "");
+        if (report.nodes_explored > 0)
+            fprintf(out, "; %llu search nodes", report.nodes_explored);
+        fprintf(out, "\n");
+    }
     fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
     if (a.output)
         fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);

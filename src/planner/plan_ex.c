@@ -269,6 +269,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     }
     if (decision && peak > o->capacity)
         rep.proven_infeasible = 1;
+    if (best == rep.lower_bound)
+        rep.proven_optimal = 1;
     rep.seconds = tp_plan_clock() - start;
     *arena_size = best == SIZE_MAX ? 0 : best;
     if (count == 0)

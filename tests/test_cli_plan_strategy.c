@@ -1,0 +1,181 @@
+/* `tensorplan plan --strategy/--time-limit/--align`, run as a user would. Solutions are read
+ * by a reader of this file and checked by a pairwise overlap oracle written here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+typedef struct row {
+    size_t lower, upper, size, offset;
+} row;
+
+static char dir[256];
+
+static int run(const char *args, const char *out_name, const char *err_name)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s plan %s >%s/%s 2>%s/%s </dev/null", TP_CLI_PATH, args, dir,
+             out_name, dir, err_name);
+    int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static size_t read_rows(const char *path, row *rows, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    assert_non_null(fgets(line, sizeof line, f));
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        char id[64];
+        row *r = &rows[n];
+        if (sscanf(line, "%63[^,],%zu,%zu,%zu,%zu", id, &r->lower, &r->upper, &r->size,
+                   &r->offset) == 5)
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Buffers live at a common step ([lower, upper) half-open) never share a byte; returns the
+ * height. */
+static size_t check_rows(const row *r, size_t n, size_t align)
+{
+    size_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].size > 0)
+            assert_int_equal(r[i].offset % align, 0);
+        if (r[i].offset + r[i].size > top)
+            top = r[i].offset + r[i].size;
+        for (size_t j = i + 1; j < n; j++) {
+            int live = r[i].lower < r[j].upper && r[j].lower < r[i].upper;
+            int share = r[i].offset < r[j].offset + r[j].size &&
+                        r[j].offset < r[i].offset + r[i].size && r[i].size && r[j].size;
+            assert_false(live && share);
+        }
+    }
+    return top;
+}
+
+static long file_size(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    return size;
+}
+
+static int file_contains(const char *name, const char *needle)
+{
+    char path[512], text[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    return strstr(text, needle) != NULL;
+}
+
+static void test_exact_fits_a_minimalloc_problem_and_is_silent_off_a_terminal(void **state)
+{
+    (void)state;
+    char args[1024], sol[512];
+    snprintf(sol, sizeof sol, "%s/sol.csv", dir);
+    snprintf(args, sizeof args,
+             "%s/minimalloc/K.1048576.csv --strategy exact --capacity 1048576 -o %s",
+             TP_TEST_DATA, sol);
+    assert_int_equal(run(args, "out.txt", "err.txt"), 0);
+    assert_int_equal(file_size("err.txt"), 0); /* no progress line: stderr is a file */
+    assert_true(file_contains("out.txt", "fits (0 bytes spare)"));
+    row rows[600];
+    size_t n = read_rows(sol, rows, 600);
+    assert_int_equal(n, 454);
+    assert_true(check_rows(rows, n, 1) <= 1048576);
+}
+
+static void test_portfolio_with_alignment_writes_aligned_offsets(void **state)
+{
+    (void)state;
+    char args[1024], sol[512];
+    snprintf(sol, sizeof sol, "%s/sol2.csv", dir);
+    snprintf(args, sizeof args, "%s/minimalloc/C.1048576.csv --strategy portfolio --align 4096 -o %s",
+             TP_TEST_DATA, sol);
+    assert_int_equal(run(args, "out2.txt", "err2.txt"), 0);
+    row rows[600];
+    size_t n = read_rows(sol, rows, 600);
+    assert_int_equal(n, 203);
+    check_rows(rows, n, 4096);
+    assert_true(file_contains("out2.txt", "strategy  greedy"));
+}
+
+static void test_a_capacity_below_the_peak_exits_4_proven(void **state)
+{
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args,
+             "%s/minimalloc/A.1048576.csv --strategy exact --capacity 1000000 --time-limit 0.2",
+             TP_TEST_DATA);
+    /* the capacity is below the peak: proven at once, no search */
+    assert_int_equal(run(args, "out3.txt", "err3.txt"), 4);
+    assert_true(file_contains("out3.txt", "proven: no plan fits"));
+}
+
+static void test_bad_strategy_flags_are_usage_errors(void **state)
+{
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --strategy best", TP_TEST_DATA);
+    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+    assert_true(file_contains("e.txt", "--strategy"));
+    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --align 12", TP_TEST_DATA);
+    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --time-limit -3", TP_TEST_DATA);
+    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --time-limit", TP_TEST_DATA);
+    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/tp_cli_strategy_XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *names[] = { "sol.csv", "sol2.csv", "out.txt", "err.txt", "out2.txt", "err2.txt",
+                            "out3.txt", "err3.txt", "o.txt", "e.txt" };
+    char path[512];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    return rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_fits_a_minimalloc_problem_and_is_silent_off_a_terminal),
+        cmocka_unit_test(test_portfolio_with_alignment_writes_aligned_offsets),
+        cmocka_unit_test(test_a_capacity_below_the_peak_exits_4_proven),
+        cmocka_unit_test(test_bad_strategy_flags_are_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
