@@ -259,6 +259,16 @@ static void test_refuses_blank_lines_inside_the_data(void **state)
     refused("\nid,lower,upper,size\nb1,0,3,4\n", 0, TP_ERR_INVALID, 1, "header");
 }
 
+static void test_refuses_nul_bytes(void **state)
+{
+    (void)state;
+    static const char text[] = "id,lower,upper,size\na\0b,0,3,4\n";
+    tp_csv_table t;
+    assert_int_equal(tp_csv_parse("case.csv", text, sizeof text - 1, 0, &t), TP_ERR_INVALID);
+    assert_true(strncmp(tp_last_error(), "case.csv:2: ", 12) == 0);
+    assert_non_null(strstr(tp_last_error(), "NUL"));
+}
+
 static char *temp_path(const char *tag)
 {
     static char path[256];
@@ -339,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_refuses_unbalanced_quotes),
         cmocka_unit_test(test_refuses_empty_files),
         cmocka_unit_test(test_refuses_blank_lines_inside_the_data),
+        cmocka_unit_test(test_refuses_nul_bytes),
         cmocka_unit_test(test_read_names_the_file),
         cmocka_unit_test(test_written_solution_reads_back),
     };

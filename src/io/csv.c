@@ -411,6 +411,9 @@ static tp_status parse_all(parser *p, const char *data, size_t length, int *has_
         const char *next = nl ? nl + 1 : end;
         if (le > pos && le[-1] == '\r')
             le--;
+        /* ids are C strings: a NUL would silently cut one short and merge distinct ids */
+        if (le > pos && memchr(pos, '\0', (size_t)(le - pos)))
+            return tp_fail(TP_ERR_INVALID, "%s:%zu: a NUL byte: expected text", p->name, p->line);
         if (line_is_blank(pos, le)) {
             if (!blank_line)
                 blank_line = p->line;
