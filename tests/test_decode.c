@@ -391,6 +391,15 @@ static void test_fusion_toggle_env_rebuilds_with_same_kv(void **state)
     }
     assert_int_equal(silu_live, (size_t)f->c.n_layer);
     assert_memory_equal(logits, ref.logits + 2 * vocab, vocab * sizeof(float));
+    /* the QKV toggle has no fused op behind it yet, but it is part of the graph identity:
+     * flipping it rebuilds, the KV regions carry over, the logits do not move */
+    setenv("TENSORPLAN_NO_FUSE_QKV", "1", 1);
+    tok = tp_argmax(logits, vocab);
+    st = tp_session_forward(s, &tok, 1, 1, logits);
+    unsetenv("TENSORPLAN_NO_FUSE_QKV");
+    assert_int_equal(st, TP_OK);
+    assert_int_equal(tp_session_get_stats(s).builds, builds + 2);
+    assert_memory_equal(logits, ref.logits + 3 * vocab, vocab * sizeof(float));
     free(logits);
     free_run(&ref);
     tp_session_destroy(s);
@@ -571,16 +580,31 @@ static void test_trace_and_dump_files(void **state)
 
 /* ---- the run command --------------------------------------------------------------------------- */
 
-static int run_cli(const char *args, char *out, size_t cap)
+/* Runs the CLI with args (and an environment prefix, "" for none); out receives stdout
+ * and stderr. */
+static int run_cli_env(const char *env, const char *args, char *out, size_t cap)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TP_CLI_PATH, args);
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", env, TP_CLI_PATH, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, cap - 1, p);
     out[n] = '\0';
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_cli(const char *args, char *out, size_t cap)
+{
+    return run_cli_env("", args, out, cap);
+}
+
+static size_t count_lines(const char *text)
+{
+    size_t n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
 }
 
 static void test_run_command(void **state)
@@ -628,9 +652,22 @@ static void test_run_command(void **state)
     assert_int_equal(run_cli("run tiny --prompt-len 3 --prompt-tokens 1", out, sizeof out), 2);
     assert_int_equal(run_cli("run nosuchmodel", out, sizeof out), 2);
     assert_int_equal(run_cli("run tiny --prompt-tokens 1,200", out, sizeof out), 2);
-    /* a context too small for the generation: a runtime error naming n_ctx */
-    assert_int_equal(run_cli("run tiny --prompt-len 4 --n-ctx 4 --max-new 3", out, sizeof out), 1);
-    assert_non_null(strstr(out, "n_ctx 4"));
+    /* a context too small for the generation: refused before anything runs, naming n_ctx;
+     * a generation that exactly fills it runs (its last token is never fed back) */
+    assert_int_equal(run_cli("run tiny --prompt-len 4 --n-ctx 4 --max-new 3", out, sizeof out), 2);
+    assert_non_null(strstr(out, "n_ctx is 4"));
+    assert_int_equal(count_lines(out), 1);
+    assert_null(strstr(out, "prefill:"));
+    assert_int_equal(run_cli("run tiny --prompt-len 4 --n-ctx 5 --max-new 2", out, sizeof out), 0);
+    assert_int_equal(run_cli("run qwen2.5-0.5b --prompt-len 16 --max-new 32768", out, sizeof out),
+                     2);
+    assert_non_null(strstr(out, "n_ctx is 4096"));
+    /* --n-ctx 0, garbage ids, ids >= vocab: usage errors */
+    assert_int_equal(run_cli("run tiny --n-ctx 0", out, sizeof out), 2);
+    assert_int_equal(run_cli("run tiny --prompt-tokens 1,x", out, sizeof out), 2);
+    assert_int_equal(run_cli("run tiny --prompt-tokens 1,,2", out, sizeof out), 2);
+    snprintf(want, sizeof want, "run tiny --prompt-tokens %d", f->c.vocab);
+    assert_int_equal(run_cli(want, out, sizeof out), 2);
 
     char dir[] = "/tmp/tp_run_XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -651,6 +688,60 @@ static void test_run_command(void **state)
     rmdir(dir);
 }
 
+/* TENSORPLAN_TRACE and TENSORPLAN_GRAPH_DUMP stand for --trace and --dump-dir. */
+static void test_run_env_trace_and_dump(void **state)
+{
+    fx *f = *state;
+    size_t vocab = (size_t)f->c.vocab, nkv = (size_t)(f->c.n_head_kv * f->c.head_dim);
+    char dir[] = "/tmp/tp_run_env_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char env[600], path[400];
+    snprintf(env, sizeof env, "TENSORPLAN_TRACE=%s/t.json TENSORPLAN_GRAPH_DUMP=%s/d", dir, dir);
+    static char out[16384];
+    /* prefill and one decode step: the dumped logits are the decode step's */
+    assert_int_equal(run_cli_env(env, "run tiny --prompt-tokens 3,41,96,0,17,17,58 --seed 42 "
+                                      "--max-new 2 --n-ctx 16", out, sizeof out), 0);
+    run_out r;
+    tp_session_options o = tp_session_options_default();
+    run_model(f, &o, &r);
+
+    size_t len;
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    char *text = slurp(path, &len);
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "runs")), 2);
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+
+    snprintf(path, sizeof path, "%s/d/logits.f32", dir);
+    char *raw = slurp(path, &len);
+    assert_int_equal(len, vocab * 4);
+    for (size_t i = 0; i < vocab; i++) {
+        const unsigned char *b = (const unsigned char *)raw + 4 * i;
+        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                     (uint32_t)b[3] << 24;
+        float v;
+        memcpy(&v, &u, sizeof v);
+        assert_true(v == r.logits[vocab + i]);
+    }
+    free(raw);
+    unlink(path);
+    for (int L = 0; L < f->c.n_layer; L++)
+        for (int j = 0; j < 2; j++) {
+            snprintf(path, sizeof path, "%s/d/kv.%d.%c.f32", dir, L, j ? 'v' : 'k');
+            raw = slurp(path, &len);
+            assert_int_equal(len, 16 * nkv * 4); /* the whole region: n_ctx 16 rows */
+            free(raw);
+            unlink(path);
+        }
+    snprintf(path, sizeof path, "%s/d", dir);
+    rmdir(path);
+    rmdir(dir);
+    free_run(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -665,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_n_ctx_rules_and_refusal),
         cmocka_unit_test(test_trace_and_dump_files),
         cmocka_unit_test(test_run_command),
+        cmocka_unit_test(test_run_env_trace_and_dump),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -45,6 +45,11 @@ int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const cha
  * returns -1 when it is not one. */
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
 
+/* Parses a decimal integer in [lo, hi] given to FLAG; prints a message naming the range and
+ * returns -1 when it is not one. */
+int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
+                       unsigned long long hi, unsigned long long *value);
+
 /* Seconds on a monotonic clock, for timings in summaries. */
 double tp_cli_now(void);
 

@@ -1,4 +1,5 @@
 /* Small helpers shared by the subcommands: flags with values, byte counts, a clock. */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,26 @@ int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
 bad:
     tp_cli_error("%s '%s': expected a number of bytes (decimal digits)", flag, text);
     return -1;
+}
+
+int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
+                       unsigned long long hi, unsigned long long *value)
+{
+    unsigned long long v = 0;
+    int ok = *text != '\0';
+    for (const char *c = text; ok && *c; c++) {
+        unsigned d = (unsigned)(*c - '0');
+        if (*c < '0' || *c > '9' || v > (ULLONG_MAX - d) / 10)
+            ok = 0;
+        else
+            v = v * 10 + d;
+    }
+    if (!ok || v < lo || v > hi) {
+        tp_cli_error("%s '%s': expected an integer from %llu to %llu", flag, text, lo, hi);
+        return -1;
+    }
+    *value = v;
+    return 0;
 }
 
 double tp_cli_now(void)

@@ -1,9 +1,12 @@
 /* tensorplan run: a built-in model with seeded random weights, prefill and greedy decoding
  * through the planned graph, with speed and memory summaries. */
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "tensorplan/decode.h"
@@ -34,7 +37,8 @@ void tp_help_run(FILE *out)
         "options:\n"
         "  --prompt-tokens L   comma-separated token ids of the prompt\n"
         "  --prompt-len N      a prompt of N seeded random ids (default %d)\n"
-        "  --max-new N         tokens to generate (default %d; 0 runs the prefill only)\n"
+        "  --max-new N         tokens to generate (default %d; 0 runs the prefill only);\n"
+        "                      prompt length + N - 1 must fit the context used\n"
         "  --seed S            seed of the weights and of a random prompt (default 1)\n"
         "  --n-ctx C           KV context requested (default %d); the context used is\n"
         "                      min(max(C, prompt length), the model's maximum)\n"
@@ -51,36 +55,19 @@ void tp_help_run(FILE *out)
         "  --dump-graph-json FILE  the same graph as JSON, then exit\n"
         "  -h, --help          this text\n"
         "\n"
-        "environment: TENSORPLAN_NO_FUSE_FFN=1 and TENSORPLAN_NO_FUSE_QKV=1 switch fusions off.\n"
+        "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
+        "  TENSORPLAN_NO_FUSE_QKV=1 flips the QKV fusion toggle (no fused QKV op exists\n"
+        "  yet: it only changes the graph identity, forcing a rebuild); TENSORPLAN_TRACE=FILE\n"
+        "  and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and --dump-dir when those are absent.\n"
         "\n"
         "exit codes:\n"
         "  0  done\n"
-        "  1  runtime failure (out of memory, a position beyond the context, I/O)\n"
-        "  2  bad command line\n"
+        "  1  runtime failure (out of memory, I/O, a file that cannot be written)\n"
+        "  2  bad command line (also: a generation that does not fit the context)\n"
         "\n"
         "example:\n"
         "  tensorplan run qwen2.5-0.5b --prompt-len 16 --max-new 4\n",
         tp_model_builtin_names(), RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW, TP_DEFAULT_N_CTX);
-}
-
-static int parse_u64(const char *flag, const char *text, uint64_t lo, uint64_t hi,
-                     uint64_t *value)
-{
-    uint64_t v = 0;
-    int ok = *text != '\0';
-    for (const char *c = text; ok && *c; c++) {
-        if (*c < '0' || *c > '9' || v > (UINT64_MAX - 9) / 10)
-            ok = 0;
-        else
-            v = v * 10 + (uint64_t)(*c - '0');
-    }
-    if (!ok || v < lo || v > hi) {
-        tp_cli_error("run: %s '%s': expected an integer from %llu to %llu", flag, text,
-                     (unsigned long long)lo, (unsigned long long)hi);
-        return -1;
-    }
-    *value = v;
-    return 0;
 }
 
 /* "1,2,3" -> ids, each below vocab */
@@ -100,7 +87,7 @@ static int parse_tokens(const char *text, int vocab, int32_t **out, size_t *n)
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         char buf[32];
-        uint64_t v = 0;
+        unsigned long long v = 0;
         if (len == 0 || len >= sizeof buf) {
             tp_cli_error("run: --prompt-tokens '%s': expected comma-separated ids", text);
             free(ids);
@@ -108,7 +95,8 @@ static int parse_tokens(const char *text, int vocab, int32_t **out, size_t *n)
         }
         memcpy(buf, p, len);
         buf[len] = '\0';
-        if (parse_u64("--prompt-tokens", buf, 0, (uint64_t)vocab - 1, &v) != 0) {
+        if (tp_cli_parse_count("--prompt-tokens", buf, 0, (unsigned long long)vocab - 1, &v) !=
+            0) {
             free(ids);
             return -1;
         }
@@ -145,20 +133,8 @@ static void plan_row(const char *title, const tp_plan_stats *s, const tp_alloc_o
 static int dump_graph(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
                       const char *dot, const char *json)
 {
-    size_t req = o->n_ctx ? o->n_ctx : TP_DEFAULT_N_CTX;
-    size_t n_ctx = req > n_prompt ? req : n_prompt;
-    if (n_ctx > (size_t)c->max_ctx)
-        n_ctx = (size_t)c->max_ctx;
-    tp_graph_params gp;
-    memset(&gp, 0, sizeof gp);
-    gp.n_tokens = n_prompt;
-    gp.n_out = o->tail_rows ? 1 : n_prompt;
-    gp.n_ctx = n_ctx;
-    const char *e = getenv("TENSORPLAN_NO_FUSE_FFN");
-    gp.fuse_ffn = o->fuse_ffn && !(e && strcmp(e, "1") == 0);
-    e = getenv("TENSORPLAN_NO_FUSE_QKV");
-    gp.fuse_qkv = o->fuse_qkv && !(e && strcmp(e, "1") == 0);
-    gp.queued_layers = o->queued_layers;
+    tp_graph_params gp = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt,
+                                                 tp_session_context(c, o, n_prompt));
     tp_graph *g = NULL;
     if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
         tp_cli_error("run: %s", tp_last_error());
@@ -236,15 +212,17 @@ int tp_cmd_run(int argc, char **argv)
         tp_cli_error("run: --prompt-tokens and --prompt-len exclude each other");
         return TP_EXIT_USAGE;
     }
-    uint64_t prompt_len = RUN_DEFAULT_PROMPT, max_new = RUN_DEFAULT_MAX_NEW, seed = 1;
-    uint64_t n_ctx = 0, queued = 0, threads = 0;
+    unsigned long long prompt_len = RUN_DEFAULT_PROMPT, max_new = RUN_DEFAULT_MAX_NEW, seed = 1;
+    unsigned long long n_ctx = 0, queued = 0, threads = 0;
+    const unsigned long long max_ctx = (unsigned long long)cfg.max_ctx;
     tp_session_options o = tp_session_options_default();
-    if ((len_s && parse_u64("--prompt-len", len_s, 1, (uint64_t)cfg.max_ctx, &prompt_len)) ||
-        (max_new_s && parse_u64("--max-new", max_new_s, 0, (uint64_t)cfg.max_ctx, &max_new)) ||
-        (seed_s && parse_u64("--seed", seed_s, 0, UINT64_MAX, &seed)) ||
-        (n_ctx_s && parse_u64("--n-ctx", n_ctx_s, 1, (uint64_t)1 << 40, &n_ctx)) ||
-        (queued_s && parse_u64("--queued-layers", queued_s, 0, (uint64_t)cfg.n_layer, &queued)) ||
-        (threads_s && parse_u64("--threads", threads_s, 1, 64, &threads)))
+    if ((len_s && tp_cli_parse_count("--prompt-len", len_s, 1, max_ctx, &prompt_len)) ||
+        (max_new_s && tp_cli_parse_count("--max-new", max_new_s, 0, max_ctx, &max_new)) ||
+        (seed_s && tp_cli_parse_count("--seed", seed_s, 0, ULLONG_MAX, &seed)) ||
+        (n_ctx_s && tp_cli_parse_count("--n-ctx", n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
+        (queued_s && tp_cli_parse_count("--queued-layers", queued_s, 0,
+                                        (unsigned long long)cfg.n_layer, &queued)) ||
+        (threads_s && tp_cli_parse_count("--threads", threads_s, 1, 64, &threads)))
         return TP_EXIT_USAGE;
     if (strategy_s && tp_alloc_strategy_from_name(strategy_s, &o.alloc.strategy) != TP_OK) {
         tp_cli_error("run: --strategy: %s", tp_last_error());
@@ -277,11 +255,22 @@ int tp_cmd_run(int argc, char **argv)
             tp_cli_error("run: out of memory");
             return TP_EXIT_ERROR;
         }
-        uint64_t st = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+        uint64_t st = (uint64_t)seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
         for (size_t i = 0; i < n_prompt; i++) {
             st = st * 6364136223846793005ull + 1442695040888963407ull;
             prompt[i] = (int32_t)((st >> 33) % (uint64_t)cfg.vocab);
         }
+    }
+    /* every position the generation writes must fit the context the session will fix;
+     * refused here, before minutes of weight creation and prefill, not at the last step */
+    size_t ctx = tp_session_context(&cfg, &o, n_prompt);
+    size_t need = n_prompt + (max_new ? (size_t)max_new - 1 : 0);
+    if (!(dot_s || json_s) && need > ctx) {
+        tp_cli_error("run: %zu prompt tokens and --max-new %llu need a KV context of %zu, but "
+                     "n_ctx is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
+                     n_prompt, max_new, need, ctx, cfg.max_ctx);
+        free(prompt);
+        return TP_EXIT_USAGE;
     }
     if (dot_s || json_s) {
         int rc = dump_graph(&cfg, &o, n_prompt, dot_s, json_s);
@@ -302,16 +291,22 @@ int tp_cmd_run(int argc, char **argv)
     tp_session *s = NULL;
     tp_trace *trace = NULL;
     int32_t *out = calloc(max_new ? (size_t)max_new : 1, sizeof *out);
-    double t0 = tp_cli_now();
     if (!out) {
         tp_cli_error("run: out of memory");
         goto done;
     }
+    /* output paths are checked before the run, not after it */
+    if (trace_s && tp_trace_open(trace_s, &trace) != TP_OK)
+        goto fail;
+    if (dump_s && mkdir(dump_s, 0777) != 0 && errno != EEXIST) {
+        tp_cli_error("run: --dump-dir '%s': cannot create the directory: %s", dump_s,
+                     strerror(errno));
+        goto done;
+    }
+    double t0 = tp_cli_now();
     if (tp_weights_init_random(&cfg, seed, &w) != TP_OK)
         goto fail;
     double t_weights = tp_cli_now() - t0;
-    if (trace_s && tp_trace_open(trace_s, &trace) != TP_OK)
-        goto fail;
     o.exec.trace = trace;
     if (tp_session_create(&cfg, w, &o, &s) != TP_OK)
         goto fail;

@@ -54,6 +54,19 @@ typedef struct tp_session_stats {
 
 typedef struct tp_session tp_session;
 
+/* The KV context a session of these options fixes for a first batch of n_first tokens:
+ * min(max(requested or TP_DEFAULT_N_CTX, n_first), the model's max_ctx). A caller can check
+ * a whole generation against it before running anything. */
+size_t tp_session_context(const tp_model_config *config, const tp_session_options *options,
+                          size_t n_first);
+
+/* The graph params a session uses for a batch of n tokens with n_out logits rows at context
+ * n_ctx: the options' fusion toggles, each switched off by its environment variable
+ * (TENSORPLAN_NO_FUSE_FFN=1, TENSORPLAN_NO_FUSE_QKV=1, read at every call), and their
+ * queued layers. weights_version is left 0 for the caller. */
+tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n, size_t n_out,
+                                        size_t n_ctx);
+
 /* The config and weights must outlive the session. options NULL = defaults. */
 tp_status tp_session_create(const tp_model_config *config, const tp_weights *weights,
                             const tp_session_options *options, tp_session **out);

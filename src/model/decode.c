@@ -91,6 +91,32 @@ static int env_on(const char *name)
     return v && strcmp(v, "1") == 0;
 }
 
+size_t tp_session_context(const tp_model_config *config, const tp_session_options *options,
+                          size_t n_first)
+{
+    size_t req = options && options->n_ctx ? options->n_ctx : TP_DEFAULT_N_CTX;
+    size_t n_ctx = req > n_first ? req : n_first;
+    if (config && config->max_ctx > 0 && n_ctx > (size_t)config->max_ctx)
+        n_ctx = (size_t)config->max_ctx;
+    return n_ctx;
+}
+
+tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n, size_t n_out,
+                                        size_t n_ctx)
+{
+    tp_session_options d = tp_session_options_default();
+    const tp_session_options *o = options ? options : &d;
+    tp_graph_params p;
+    memset(&p, 0, sizeof p);
+    p.n_tokens = n;
+    p.n_out = n_out;
+    p.n_ctx = n_ctx;
+    p.fuse_ffn = o->fuse_ffn && !env_on("TENSORPLAN_NO_FUSE_FFN");
+    p.fuse_qkv = o->fuse_qkv && !env_on("TENSORPLAN_NO_FUSE_QKV");
+    p.queued_layers = o->queued_layers;
+    return p;
+}
+
 tp_status tp_session_set_options(tp_session *s, const tp_session_options *options)
 {
     if (!s || !options)
@@ -142,14 +168,8 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
         if (tokens[t] < 0 || tokens[t] >= s->c->vocab)
             return tp_fail(TP_ERR_INVALID, "session: token %ld at %zu is outside the "
                            "vocabulary (%d)", (long)tokens[t], t, s->c->vocab);
-    size_t n_ctx = s->n_ctx;
-    if (n_ctx == 0) {
-        /* computed once, so prefill and every decode step size the same KV regions */
-        size_t req = s->opt.n_ctx ? s->opt.n_ctx : TP_DEFAULT_N_CTX;
-        n_ctx = req > n ? req : n;
-        if (n_ctx > (size_t)s->c->max_ctx)
-            n_ctx = (size_t)s->c->max_ctx;
-    }
+    /* computed once, so prefill and every decode step size the same KV regions */
+    size_t n_ctx = s->n_ctx ? s->n_ctx : tp_session_context(s->c, &s->opt, n);
     /* refused before any input is written or any node runs */
     if (s->n_past + n > n_ctx)
         return tp_fail(TP_ERR_INVALID, "session: position %zu is outside the KV context "
@@ -162,14 +182,7 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     double t0 = now_seconds();
     tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
     size_t allocs0 = tp_alloc_pool_allocations(alloc);
-    tp_graph_params params;
-    memset(&params, 0, sizeof params);
-    params.n_tokens = n;
-    params.n_out = n_out;
-    params.n_ctx = n_ctx;
-    params.fuse_ffn = s->opt.fuse_ffn && !env_on("TENSORPLAN_NO_FUSE_FFN");
-    params.fuse_qkv = s->opt.fuse_qkv && !env_on("TENSORPLAN_NO_FUSE_QKV");
-    params.queued_layers = s->opt.queued_layers;
+    tp_graph_params params = tp_session_graph_params(&s->opt, n, n_out, n_ctx);
     params.weights_version = tp_weights_version(s->w);
 
     int reused = 0;
