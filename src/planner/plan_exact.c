@@ -35,8 +35,8 @@ double tp_plan_clock(void)
 
 /* The search keeps its recursion on the C stack; this caps the depth. */
 #define EX_MAX_BUFFERS 4096u
-#define EX_ORDERS 6
-#define EX_FIRST_RUN 1000ULL
+#define EX_ORDERS 9
+#define EX_FIRST_RUN 2000ULL
 #define EX_MAX_OVERLAPS ((size_t)1 << 26)
 
 typedef struct ex_buf {
@@ -83,6 +83,8 @@ typedef struct ex {
     unsigned long long run_end; /* node count at which the current run gives up (0 = never) */
     int run_out;
     int bl;
+    uint64_t rng; /* 0: no perturbation */
+    size_t *at, *min2, *sum2;
 } ex;
 
 static size_t round_up(size_t x, size_t a)
@@ -313,7 +315,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
             r = R_STOP;
             break;
         }
-        size_t Y = SIZE_MAX;
+        size_t Y = SIZE_MAX, slo = SIZE_MAX, shi = 0;
         int dead = 0;
         for (size_t i = 0; i < e->m && !dead; i++) {
             if (e->placed[i] || e->scope[i] != scope)
@@ -321,6 +323,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
             size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
             if (at < ylast)
                 at = ylast;
+            e->at[i] = at;
             if (exceeds(at, e->b[i].size, e->limit)) {
                 dead = 1;
                 break;
@@ -328,20 +331,41 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
             for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++)
                 if (at < e->minv[s])
                     e->minv[s] = at;
+            if (e->b[i].s0 < slo)
+                slo = e->b[i].s0;
+            if (e->b[i].s1 > shi)
+                shi = e->b[i].s1;
             if (e->y[i] >= e->lb[i] && e->y[i] < Y)
                 Y = e->y[i];
         }
-        /* Cross-section inference: every unplaced buffer of a section lands at or above the
-         * lowest landing offset among them, so they need that much room on top of it. */
-        for (size_t i = 0; i < e->m; i++) {
-            if (e->placed[i] || e->scope[i] != scope)
-                continue;
-            for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++) {
-                if (e->minv[s] == SIZE_MAX)
+        /* Cross-section inference: the unplaced buffers of a section all land at or above the
+         * lowest landing offset among them, so they need that much room on top of it; and those
+         * that land higher than that need their own room on top of the lowest of them. */
+        if (!dead && Y != SIZE_MAX) {
+            for (size_t i = 0; i < e->m; i++) {
+                if (e->placed[i] || e->scope[i] != scope)
                     continue;
-                if (!dead && exceeds(e->minv[s], e->rem[s], e->limit))
+                const size_t at = e->at[i];
+                for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++) {
+                    if (at > e->minv[s]) {
+                        if (at < e->min2[s])
+                            e->min2[s] = at;
+                        e->sum2[s] += e->b[i].size;
+                    }
+                }
+            }
+            for (size_t s = slo; s <= shi; s++) {
+                if (exceeds(e->minv[s], e->rem[s], e->limit) ||
+                    (e->sum2[s] > 0 && exceeds(e->min2[s], e->sum2[s], e->limit))) {
                     dead = 1;
-                e->minv[s] = SIZE_MAX;
+                    break;
+                }
+            }
+        }
+        if (slo != SIZE_MAX) {
+            for (size_t s = slo; s <= shi; s++) {
+                e->minv[s] = e->min2[s] = SIZE_MAX;
+                e->sum2[s] = 0;
             }
         }
         if (dead || Y == SIZE_MAX)
@@ -368,16 +392,21 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
         /* Bottom-left: branch only on the tensors at Y that start in the leftmost section
          * where anything can land at Y; "none of them" is then a decision about that section
          * alone, and the other sections at Y are decided in later iterations. */
-        size_t left_sec = SIZE_MAX;
-        for (size_t i = 0; i < e->m; i++)
-            if (!e->placed[i] && e->scope[i] == scope && e->y[i] == Y && e->y[i] >= e->lb[i] &&
-                e->b[i].s0 < left_sec)
+        size_t left_sec = SIZE_MAX, right_sec = 0;
+        for (size_t i = 0; i < e->m; i++) {
+            if (e->placed[i] || e->scope[i] != scope || e->y[i] != Y || e->y[i] < e->lb[i])
+                continue;
+            if (e->b[i].s0 < left_sec)
                 left_sec = e->b[i].s0;
+            if (e->b[i].s1 > right_sec)
+                right_sec = e->b[i].s1;
+        }
         e->cn = cbase;
         for (size_t i = 0; i < e->m; i++) {
             if (e->placed[i] || e->scope[i] != scope || e->y[i] != Y || e->y[i] < e->lb[i])
                 continue;
-            if (e->bl && e->b[i].s0 != left_sec)
+            if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
+                (e->bl == 2 && e->b[i].s1 != right_sec))
                 continue;
             if (e->cn == e->ccap) {
                 size_t cap = e->ccap ? e->ccap * 2 : 1024;
@@ -397,6 +426,21 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
         }
         const size_t nc = e->cn - cbase;
         sort_cands(e, e->cand + cbase, nc);
+        if (e->rng != 0) {
+            /* a perturbed run: neighbours in the heuristic order trade places now and then */
+            for (size_t k = 0; k + 1 < nc; k++) {
+                uint64_t x = e->rng;
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                e->rng = x;
+                if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
+                    uint32_t t = e->cand[cbase + k];
+                    e->cand[cbase + k] = e->cand[cbase + k + 1];
+                    e->cand[cbase + k + 1] = t;
+                }
+            }
+        }
 
         for (size_t k = 0; k < nc; k++) {
             const uint32_t c = e->cand[cbase + k];
@@ -421,6 +465,19 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
     undo_to(e, entry_mark);
     e->cn = cbase;
     return r;
+}
+
+/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (i >= 1). */
+static unsigned long long luby(unsigned long long i)
+{
+    for (;;) {
+        unsigned long long k = 1;
+        while (((1ULL << k) - 1) < i)
+            k++;
+        if (i == (1ULL << k) - 1)
+            return 1ULL << (k - 1);
+        i -= (1ULL << (k - 1)) - 1;
+    }
 }
 
 static const ex_buf *s0_ctx;
@@ -468,6 +525,10 @@ static void ex_free(ex *e)
     free(e->scope);
     free(e->by_s0);
     free(e->minv);
+    free(e->at);
+    free(e->min2);
+    free(e->sum2);
+
     free(e->sol);
 }
 
@@ -543,10 +604,15 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     e.floor = calloc(n_sec, sizeof *e.floor);
     e.rem = calloc(n_sec, sizeof *e.rem);
     e.minv = malloc(n_sec * sizeof *e.minv);
-    if (e.floor == NULL || e.rem == NULL || e.minv == NULL)
+    e.min2 = malloc(n_sec * sizeof *e.min2);
+    e.sum2 = calloc(n_sec, sizeof *e.sum2);
+    e.at = calloc(m, sizeof *e.at);
+
+    if (e.floor == NULL || e.rem == NULL || e.minv == NULL || e.min2 == NULL ||
+        e.sum2 == NULL || e.at == NULL)
         goto nomem;
     for (size_t k = 0; k < n_sec; k++)
-        e.minv[k] = SIZE_MAX;
+        e.minv[k] = e.min2[k] = SIZE_MAX;
     for (size_t k = 0; k < m; k++)
         e.by_s0[k] = (uint32_t)k;
     s0_ctx = e.b;
@@ -598,13 +664,17 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     int complete = 0;
     unsigned long long run = 0;
     while (feasible) {
-        /* Restarts: the candidate heuristics take turns under a node budget that doubles every
-         * round, so a heuristic that is lucky on this instance gets to finish early, while the
-         * budget growth keeps the whole thing complete. Node budgets keep it deterministic. */
+        /* Restarts. The search has heavy tails: a heuristic is either lucky on an instance or
+         * lost. So runs are cut off by node budgets following the Luby sequence; the first
+         * EX_ORDERS runs try each branching rule and candidate order once, later runs also
+         * perturb the candidate order from a seed derived from the run number. Node budgets keep
+         * it deterministic, and the budgets grow without bound, so a run eventually completes
+         * and proves infeasibility when there is no plan. */
         e.order = (int)(run % 3);
-        e.bl = (int)((run / 3) % 2);
-        unsigned long long round = run / EX_ORDERS;
-        e.run_end = round >= 40 ? 0 : e.nodes + (EX_FIRST_RUN << round);
+        e.bl = (int)((run / 3) % 3);
+        e.rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
+        unsigned long long budget = luby(run + 1);
+        e.run_end = budget >= (1ULL << 40) ? 0 : e.nodes + EX_FIRST_RUN * budget;
         e.run_out = 0;
         run++;
         int r = dfs(&e, 0, m, 0);
