@@ -523,6 +523,79 @@ static void sole_consumer_aliasing_and_its_fallbacks(void **state)
     tp_graph_destroy(g);
 }
 
+/* The two policies differ exactly when an in-place op is its source's last reader but not
+ * its only one: sole-consumer must refuse (the chapter's rule), last-consumer may alias. A
+ * window of another length is never shared, even in a graph nobody validated. */
+static void sole_and_last_consumer_differ_on_a_shared_source(void **state)
+{
+    (void)state;
+    tp_graph *g = new_graph();
+    size_t x = input(g, "x", 8, TP_DTYPE_F32);
+    size_t m = node(g, TP_OP_ADD, "m", 2, x, x, 0, 8);
+    size_t u = node(g, TP_OP_ADD, "u", 2, m, x, 0, 8); /* m's first reader */
+    size_t s = node(g, TP_OP_SILU, "s", 1, m, 0, 0, 8); /* m's last reader, not its only */
+    size_t o = node(g, TP_OP_ADD, "o", 2, u, s, 0, 8);
+    size_t w = node(g, TP_OP_ADD, "w", 2, o, x, 0, 8);
+    size_t big = node(g, TP_OP_SILU, "big", 1, w, 0, 0, 16); /* longer than its source */
+    assert_int_equal(tp_graph_mark_output(g, big), TP_OK);
+    tp_allocator *a = new_alloc();
+    assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
+    assert_int_equal(tp_alloc_alias_of(a, s), TP_NO_ALIAS);
+    assert_int_equal(tp_alloc_alias_of(a, big), TP_NO_ALIAS);
+    tp_bufref rm, rs;
+    assert_true(tp_alloc_node_buffer(a, m, &rm));
+    assert_true(tp_alloc_node_buffer(a, s, &rs));
+    assert_false(rm.backend == rs.backend && rm.id == rs.id);
+    assert_sound(a, g);
+    tp_alloc_options opt = tp_alloc_options_default();
+    opt.aliasing = TP_ALIAS_LAST_CONSUMER;
+    assert_int_equal(tp_alloc_graph(a, g, &opt), TP_OK);
+    assert_int_equal(tp_alloc_alias_of(a, s), m);
+    assert_int_equal(tp_alloc_alias_of(a, big), TP_NO_ALIAS);
+    tp_bufref rb;
+    assert_true(tp_alloc_node_buffer(a, big, &rb));
+    assert_int_equal(rb.len, 16);
+    assert_sound(a, g);
+    tp_allocator_destroy(a);
+    tp_graph_destroy(g);
+}
+
+/* The naive strategy is the reference the others are executed against, so it must give
+ * every live non-KV node a buffer of its own: a sound plan that reuses buffers would make
+ * the bit-identity tests compare two reusing plans. */
+static void naive_gives_every_node_its_own_buffer(void **state)
+{
+    (void)state;
+    tp_graph *g = tiny_graph(3, 1, 16, 1);
+    tp_allocator *a = new_alloc();
+    tp_alloc_options opt = tp_alloc_options_default();
+    opt.strategy = TP_STRATEGY_NAIVE;
+    assert_int_equal(tp_alloc_graph(a, g, &opt), TP_OK);
+    size_t own = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        tp_bufref ri;
+        tp_op op = g->nodes[i].op;
+        if (!tp_alloc_node_buffer(a, i, &ri) || op == TP_OP_KV_STORE || op == TP_OP_KV_LOAD)
+            continue;
+        own++;
+        assert_int_equal(tp_alloc_alias_of(a, i), TP_NO_ALIAS);
+        assert_int_equal(ri.offset, 0);
+        assert_int_equal(ri.len, tp_node_elements(&g->nodes[i]));
+        for (size_t j = 0; j < i; j++) {
+            tp_bufref rj;
+            tp_op oj = g->nodes[j].op;
+            if (!tp_alloc_node_buffer(a, j, &rj) || oj == TP_OP_KV_STORE || oj == TP_OP_KV_LOAD)
+                continue;
+            assert_false(ri.backend == rj.backend && ri.id == rj.id);
+        }
+    }
+    assert_true(own > 0);
+    assert_int_equal(tp_alloc_stats(a).activation_buffers, own);
+    assert_sound(a, g);
+    tp_allocator_destroy(a);
+    tp_graph_destroy(g);
+}
+
 static void dead_nodes_are_unmapped(void **state)
 {
     (void)state;
@@ -733,6 +806,8 @@ int main(void)
         cmocka_unit_test(kv_region_names_counts_and_refusals),
         cmocka_unit_test(staging_is_fresh_kept_and_released_at_next_plan),
         cmocka_unit_test(sole_consumer_aliasing_and_its_fallbacks),
+        cmocka_unit_test(sole_and_last_consumer_differ_on_a_shared_source),
+        cmocka_unit_test(naive_gives_every_node_its_own_buffer),
         cmocka_unit_test(dead_nodes_are_unmapped),
         cmocka_unit_test(build_order_liveness_regression),
         cmocka_unit_test(unpinned_inputs_regression),
