@@ -73,10 +73,45 @@ static int set_add(span_set *set, size_t s, size_t e)
     return 1;
 }
 
-static int by_span_start(const void *pa, const void *pb)
+typedef struct cursor {
+    const span *v;
+    size_t n, pos;
+} cursor;
+
+static size_t cursor_key(const cursor *cur, uint32_t i)
 {
-    const span *a = pa, *b = pb;
-    return (a->start > b->start) - (a->start < b->start);
+    return cur[i].v[cur[i].pos].start;
+}
+
+/* A binary min-heap of cursor indices keyed by their current block's start. */
+static void heap_push(uint32_t *heap, size_t n, const cursor *cur, uint32_t x)
+{
+    size_t i = n;
+    heap[i] = x;
+    while (i > 0 && cursor_key(cur, heap[(i - 1) / 2]) > cursor_key(cur, heap[i])) {
+        uint32_t t = heap[i];
+        heap[i] = heap[(i - 1) / 2];
+        heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(uint32_t *heap, size_t n, const cursor *cur)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cursor_key(cur, heap[l]) < cursor_key(cur, heap[m]))
+            m = l;
+        if (r < n && cursor_key(cur, heap[r]) < cursor_key(cur, heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        uint32_t t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
 }
 
 static int by_size_desc_stable(const void *pa, const void *pb)
@@ -153,6 +188,8 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
     span *scratch = NULL;
     size_t scratch_cap = 0;
     size_t *nodes = NULL;
+    cursor cur[4 * 64];
+    uint32_t heap[4 * 64];
     if (times == NULL)
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
     for (size_t k = 0; k < n_order; k++)
@@ -205,46 +242,61 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             }
         }
 
-        size_t total = 0;
-        for (size_t c = 0; c < n_nodes; c++)
-            total += c < n_canon ? t.sub[nodes[c]].n : t.own[nodes[c]].n;
-        if (total > scratch_cap) {
-            size_t cap = scratch_cap ? scratch_cap : 64;
-            while (cap < total)
-                cap *= 2;
-            span *s = realloc(scratch, cap * sizeof *s);
-            if (s == NULL) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address blocks", cap);
-                goto out;
-            }
-            scratch = s;
-            scratch_cap = cap;
-        }
-        size_t nb = 0, n_sets = 0;
+        /* k-way merge of the coalesced sets in address order. A set's blocks have increasing
+         * ends, so whatever the merged block already covers is skipped by a binary search:
+         * the work follows the merged blocks, not the (heavily overlapping) inputs. */
+        size_t n_sets = 0;
         for (size_t c = 0; c < n_nodes; c++) {
             const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
             if (set->n == 0)
                 continue;
-            memcpy(scratch + nb, set->v, set->n * sizeof *scratch);
-            nb += set->n;
+            cur[n_sets].v = set->v;
+            cur[n_sets].n = set->n;
+            cur[n_sets].pos = 0;
+            heap_push(heap, n_sets, cur, (uint32_t)n_sets);
             n_sets++;
         }
-        if (n_sets > 1)
-            qsort(scratch, nb, sizeof *scratch, by_span_start);
+        size_t nb = 0, heap_n = n_sets;
+        while (heap_n > 0) {
+            cursor *k = &cur[heap[0]];
+            const span b = k->v[k->pos];
+            if (nb > 0 && b.start <= scratch[nb - 1].end) {
+                if (b.end > scratch[nb - 1].end)
+                    scratch[nb - 1].end = b.end;
+            } else {
+                if (nb == scratch_cap) {
+                    size_t cap = scratch_cap ? 2 * scratch_cap : 64;
+                    span *sp = realloc(scratch, cap * sizeof *sp);
+                    if (sp == NULL) {
+                        st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address blocks", cap);
+                        goto out;
+                    }
+                    scratch = sp;
+                    scratch_cap = cap;
+                }
+                scratch[nb++] = b;
+            }
+            const size_t covered = scratch[nb - 1].end;
+            size_t lo = k->pos + 1, hi = k->n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (k->v[mid].end <= covered)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            k->pos = lo;
+            if (k->pos < k->n)
+                heap_down(heap, heap_n, cur);
+            else {
+                heap[0] = heap[--heap_n];
+                heap_down(heap, heap_n, cur);
+            }
+        }
 
         size_t offset = 0;
         int overflow = 0;
         if (nb > 0) {
-            size_t m = 0;
-            for (size_t b = 1; b < nb; b++) {
-                if (scratch[b].start <= scratch[m].end) {
-                    if (scratch[b].end > scratch[m].end)
-                        scratch[m].end = scratch[b].end;
-                } else {
-                    scratch[++m] = scratch[b];
-                }
-            }
-            nb = m + 1;
             int found = 0;
             size_t best_gap = 0;
             /* gap g runs from prev_end to scratch[g].start; the leading gap starts at 0 */
