@@ -94,6 +94,22 @@ static void reuse_only_on_equal_params(void **state)
         assert_false(reused);
         tp_graph_cache_destroy(c);
     }
+    /* n_out alone (same n_tokens): a 2-token prefill with both rows of logits is another
+     * graph than the same prefill with only the last row */
+    {
+        tp_graph_params all = b, last = b;
+        all.n_tokens = last.n_tokens = 2;
+        all.n_out = 2;
+        last.n_out = 1;
+        tp_graph_cache *c = new_cache(1);
+        assert_false(get_graph(c, &all));
+        assert_true(get_graph(c, &all));
+        assert_false(tp_graph_params_equal(&all, &last));
+        int reused = -1;
+        assert_int_equal(tp_graph_cache_try_reuse(c, &last, &reused), TP_OK);
+        assert_false(reused);
+        tp_graph_cache_destroy(c);
+    }
     /* n_past is data: consecutive decode steps have equal params and reuse one graph */
     tp_graph_cache *c = new_cache(0);
     assert_false(get_graph(c, &b));
