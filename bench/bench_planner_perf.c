@@ -1,0 +1,280 @@
+/* Planner performance, in one run (`make bench`, or build/bench/bench_planner_perf [--full]):
+ *  1. straightforward vs fast greedy at 1e3..1e5 tensors, local and long lifetimes
+ *     (the straightforward one at 1e5 only with --full; otherwise extrapolated, marked "est")
+ *  2. fast greedy at 1e6 local tensors
+ *  3. the exact search on each MiniMalloc problem, capacity 1,048,576
+ *  4. greedy vs portfolio vs exact on the G1 family and on a DNN-like family
+ *  5. transitive reduction: dense vs blocked, and blocked at n = 300,000 */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "planner/planner_internal.h"
+#include "planner/planner_perf.h"
+#include "tensorplan/csv.h"
+#include "tensorplan/planner.h"
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t below(size_t n) { return (size_t)(next_u64() % n); }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* local: a tensor lives 1..8 steps around its position in the graph.
+ * long: it lives up to 1,000 steps anywhere in n steps (at n = 1e3 everything overlaps). */
+static void family(tp_tensor_lifetime *t, size_t n, int is_long, uint64_t seed)
+{
+    rng_state = seed;
+    for (size_t i = 0; i < n; i++) {
+        size_t first, last;
+        if (is_long) {
+            first = below(n);
+            last = first + below(1000);
+        } else {
+            first = i / 4 + below(4);
+            last = first + below(8);
+        }
+        t[i] = (tp_tensor_lifetime){ 1 + below(1u << 20), first, last };
+    }
+}
+
+static void greedy_section(int full)
+{
+    printf("\n1. straightforward vs fast greedy (identical offsets; seconds)\n");
+    printf("%-6s %8s %12s %12s %8s\n", "family", "n", "simple", "fast", "ratio");
+    for (int is_long = 0; is_long < 2; is_long++) {
+        double prev_simple = 0;
+        for (size_t n = 1000; n <= 100000; n *= 10) {
+            tp_tensor_lifetime *t = malloc(n * sizeof *t);
+            size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+            size_t arena_a = 0, arena_b = 0;
+            family(t, n, is_long, 1000 + n);
+            double t0 = now();
+            if (tp_plan_offsets_fast(t, n, b, &arena_b) != TP_OK) {
+                printf("fast greedy failed: %s\n", tp_last_error());
+                exit(1);
+            }
+            double fast = now() - t0;
+            double simple;
+            int estimated = n == 100000 && !full;
+            if (estimated) {
+                simple = prev_simple * 100.0; /* O(n^2): 10x the tensors, 100x the time */
+            } else {
+                t0 = now();
+                if (tp_plan_offsets_simple(t, n, a, &arena_a) != TP_OK) {
+                    printf("simple greedy failed: %s\n", tp_last_error());
+                    exit(1);
+                }
+                simple = now() - t0;
+                if (arena_a != arena_b || memcmp(a, b, n * sizeof *a) != 0) {
+                    printf("MISMATCH between the greedy implementations at n = %zu\n", n);
+                    exit(1);
+                }
+            }
+            prev_simple = simple;
+            printf("%-6s %8zu %11.3f%s %12.3f %7.1fx\n", is_long ? "long" : "local", n, simple,
+                   estimated ? "*" : " ", fast, simple / fast);
+            free(t);
+            free(a);
+            free(b);
+        }
+    }
+    printf("(* estimated from 1e4 by the quadratic cost of the scan; --full measures it)\n");
+
+    const size_t n = 1000000;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *b = malloc(n * sizeof *b), arena = 0, peak = 0;
+    family(t, n, 0, 7);
+    double t0 = now();
+    tp_plan_offsets_fast(t, n, b, &arena);
+    double fast = now() - t0;
+    tp_peak_live_bytes(t, n, &peak);
+    printf("\n2. fast greedy, 1e6 local tensors: %.3f s (arena/peak %.4f)\n", fast,
+           (double)arena / (double)peak);
+    free(t);
+    free(b);
+}
+
+static void minimalloc_section(double limit)
+{
+    printf("\n3. exact search on the MiniMalloc problems, capacity 1,048,576 (limit %.0f s each)\n",
+           limit);
+    printf("%-4s %6s %9s %9s %9s %10s %9s %s\n", "file", "n", "peak", "greedy", "arena",
+           "nodes", "seconds", "result");
+    const char *names = "ABCDEFGHIJK";
+    double total = 0;
+    int fitted = 0;
+    for (const char *p = names; *p; p++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", TP_TEST_DATA, *p);
+        tp_csv_table table;
+        if (tp_csv_read(path, 0, &table) != TP_OK) {
+            printf("%c: %s\n", *p, tp_last_error());
+            continue;
+        }
+        size_t *off = malloc(table.count * sizeof *off), arena = 0, greedy = 0, peak = 0;
+        tp_plan_offsets(table.tensors, table.count, off, &greedy);
+        tp_peak_live_bytes(table.tensors, table.count, &peak);
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.strategy = TP_PLAN_EXACT;
+        o.capacity = 1048576;
+        o.time_limit_seconds = limit;
+        tp_plan_report rep;
+        tp_status st = tp_plan_offsets_ex(table.tensors, table.count, &o, off, &arena, &rep);
+        total += rep.seconds;
+        fitted += st == TP_OK;
+        printf("%-4c %6zu %9zu %9zu %9zu %10llu %9.3f %s\n", *p, table.count, peak, greedy, arena,
+               rep.nodes_explored, rep.seconds,
+               st == TP_OK ? "fits"
+                           : (rep.proven_infeasible ? "proven infeasible" : "not found (limit)"));
+        free(off);
+        tp_csv_free(&table);
+    }
+    printf("fits: %d of 11, total %.2f s\n", fitted, total);
+}
+
+/* The G1 generator of planner.md section 3. */
+static size_t g1_instance(uint64_t seed, tp_tensor_lifetime *t)
+{
+    rng_state = (seed * 0x9E3779B97F4A7C15ULL) | 1;
+    size_t n = 1 + below(40);
+    for (size_t i = 0; i < n; i++) {
+        size_t first = below(24);
+        size_t size = below(10) == 0 ? 0 : 1 + below(1024);
+        size_t last = first + below(8);
+        t[i] = (tp_tensor_lifetime){ size, first, last };
+    }
+    return n;
+}
+
+/* A training-like graph: L layers forward then backward; each forward activation is kept
+ * until its backward step, gradients and workspaces live a step or two, a residual stream
+ * spans two layers. Sizes come from a few shapes, as in real networks. */
+static size_t dnn_instance(uint64_t seed, tp_tensor_lifetime *t)
+{
+    rng_state = seed * 7919 + 1;
+    const size_t layers = 8 + below(24);
+    const size_t shapes[] = { 64 << 10, 256 << 10, 1 << 20, 3 << 20, 4 << 20 };
+    size_t n = 0;
+    for (size_t l = 0; l < layers; l++) {
+        const size_t act = shapes[below(5)];
+        const size_t back = 2 * layers - l; /* the backward step of layer l */
+        t[n++] = (tp_tensor_lifetime){ act, l, back };                   /* saved activation */
+        t[n++] = (tp_tensor_lifetime){ shapes[below(5)] / 2, l, l };     /* workspace */
+        if (l % 2 == 0)
+            t[n++] = (tp_tensor_lifetime){ act, l, l + 2 };              /* residual */
+        t[n++] = (tp_tensor_lifetime){ act, back, back + 1 };            /* gradient */
+        t[n++] = (tp_tensor_lifetime){ shapes[below(5)] / 4, back, back }; /* bwd workspace */
+    }
+    return n;
+}
+
+static void family_section(const char *name, size_t (*gen)(uint64_t, tp_tensor_lifetime *),
+                           size_t cap, size_t count)
+{
+    tp_tensor_lifetime *t = malloc(cap * sizeof *t);
+    size_t *off = malloc(cap * sizeof *off);
+    const char *labels[] = { "greedy", "portfolio", "exact" };
+    for (int s = 0; s < 3; s++) {
+        double sum = 0, worst = 0, secs = 0;
+        size_t used = 0, at_peak = 0, proven = 0;
+        for (uint64_t seed = 0; seed < count; seed++) {
+            size_t n = gen(seed, t), peak = 0, arena = 0;
+            tp_peak_live_bytes(t, n, &peak);
+            if (peak == 0)
+                continue;
+            tp_plan_options o;
+            tp_plan_options_init(&o);
+            o.strategy = (tp_plan_strategy)s;
+            o.time_limit_seconds = s == 2 ? 1.0 : 0;
+            tp_plan_report rep;
+            tp_plan_offsets_ex(t, n, &o, off, &arena, &rep);
+            double q = (double)arena / (double)peak;
+            sum += q;
+            worst = q > worst ? q : worst;
+            at_peak += arena == peak;
+            proven += rep.proven_optimal;
+            secs += rep.seconds;
+            used++;
+        }
+        printf("%-5s %-9s %4zu instances: arena/peak mean %.4f worst %.4f; arena == peak %zu; "
+               "proven optimal %zu; %.3f s\n",
+               name, labels[s], used, sum / (double)used, worst, at_peak, proven, secs);
+    }
+    free(t);
+    free(off);
+}
+
+static void reduction_section(void)
+{
+    printf("\n5. transitive reduction (seconds)\n");
+    const size_t sizes[] = { 20000, 300000 };
+    for (int k = 0; k < 2; k++) {
+        const size_t n = sizes[k], m = 4 * n;
+        tp_edge *e = malloc(m * sizeof *e), *out = malloc(m * sizeof *out);
+        rng_state = 99 + n;
+        for (size_t i = 0; i < m; i++) {
+            size_t u = below(n - 1);
+            size_t room = n - 1 - u;
+            size_t span = below(16) == 0 ? 1 + below(room) : 1 + below(room < 32 ? room : 32);
+            e[i] = (tp_edge){ u, u + span };
+        }
+        size_t kept = 0, kept2 = 0;
+        double dense = -1;
+        if (n <= 20000) {
+            double t0 = now();
+            tp_transitive_reduction_dense(n, e, m, out, &kept2);
+            dense = now() - t0;
+        }
+        double t0 = now();
+        tp_status st = tp_transitive_reduction(n, e, m, out, &kept);
+        double blocked = now() - t0;
+        const size_t words = n / 64 + 1;
+        size_t per_block = TP_REDUCTION_DEFAULT_BUDGET / 8 / n;
+        size_t blocks = (words + per_block - 1) / per_block;
+        if (st != TP_OK)
+            printf("n = %zu: %s\n", n, tp_last_error());
+        else if (dense >= 0)
+            printf("n = %6zu, %zu edges: dense %.3f s (%zu MiB), blocked %.3f s, kept %zu%s\n", n,
+                   m, dense, n * words * 8 >> 20, blocked, kept,
+                   kept == kept2 ? "" : " MISMATCH");
+        else
+            printf("n = %6zu, %zu edges: blocked %.3f s in %zu column blocks (%zu MiB of rows; "
+                   "the dense matrix would need %zu MiB), kept %zu\n",
+                   n, m, blocked, blocks, (n * (per_block < words ? per_block : words) * 8) >> 20,
+                   (n * words * 8) >> 20, kept);
+        free(e);
+        free(out);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int full = argc > 1 && strcmp(argv[1], "--full") == 0;
+    printf("bench_planner_perf%s\n", full ? " --full" : "");
+    greedy_section(full);
+    minimalloc_section(60);
+    printf("\n4. greedy vs portfolio vs exact (1 s limit per instance)\n");
+    family_section("G1", g1_instance, 40, 500);
+    family_section("DNN", dnn_instance, 200, 200);
+    reduction_section();
+    return 0;
+}
