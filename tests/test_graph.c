@@ -387,6 +387,7 @@ MUT(m_rope_heads, g->nodes[b->rq].p.n_head = 3)
 MUT(m_rope_odd, g->nodes[b->rq].p.head_dim = 3)
 MUT(m_rope_pos_dtype, g->nodes[b->pos].dtype = TP_DTYPE_F32)
 MUT(m_attn_src1, g->nodes[b->at].src[1] = b->rq)
+MUT(m_attn_other_layer, g->nodes[b->ld].p.layer = 1)
 MUT(m_attn_gqa, g->nodes[b->at].p.n_head_kv = 3)
 MUT(m_mulmat_weight, g->nodes[b->o].p.weight[0] = '\0')
 MUT(m_mulmat_rows, g->nodes[b->o].shape[1] = 2)
@@ -417,6 +418,8 @@ static void test_validate_refusals(void **state)
         {"rope odd head_dim", m_rope_odd, "(rq)", "head_dim", "even"},
         {"positions dtype", m_rope_pos_dtype, "(rq)", "src[1]", "i32"},
         {"attn src[1]", m_attn_src1, "(attn)", "src[1]", "kv_load of layer 0"},
+        /* attention must read its own layer's cache, not a well-formed other one */
+        {"attn other layer", m_attn_other_layer, "(attn)", "src[1]", "kv_load of layer 0"},
         {"attn gqa", m_attn_gqa, "(attn)", "n_head_kv", "divisor"},
         {"mul_mat weight", m_mulmat_weight, "(o)", "weight", "got none"},
         {"mul_mat rows", m_mulmat_rows, "(o)", "src[0]", "node's rows"},
