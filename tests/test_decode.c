@@ -471,6 +471,25 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* A dump file holds exactly n raw little-endian f32 values, bit-equal to want (when given),
+ * whatever the host's byte order. */
+static void assert_f32_file(const char *path, const float *want, size_t n)
+{
+    size_t len;
+    char *raw = slurp(path, &len);
+    assert_int_equal(len, n * 4);
+    for (size_t i = 0; want && i < n; i++) {
+        const unsigned char *b = (const unsigned char *)raw + 4 * i;
+        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                     (uint32_t)b[3] << 24, w;
+        memcpy(&w, &want[i], sizeof w);
+        if (u != w)
+            fail_msg("%s: value %zu has bits %08x, expected %08x", path, i, (unsigned)u,
+                     (unsigned)w);
+    }
+    free(raw);
+}
+
 static void test_trace_and_dump_files(void **state)
 {
     fx *f = *state;
@@ -542,17 +561,7 @@ static void test_trace_and_dump_files(void **state)
 
     /* dumps: the last logits and every region, raw little-endian f32 */
     snprintf(path, sizeof path, "%s/logits.f32", dump_dir);
-    char *raw = slurp(path, &len);
-    assert_int_equal(len, vocab * 4);
-    for (size_t i = 0; i < vocab; i++) {
-        const unsigned char *b = (const unsigned char *)raw + 4 * i;
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
-        float v;
-        memcpy(&v, &u, sizeof v);
-        assert_true(v == logits[i]);
-    }
-    free(raw);
+    assert_f32_file(path, logits, vocab);
     float *kv = NULL;
     size_t kv_n = 0;
     read_kv(s, f->c.n_layer, &kv, &kv_n);
@@ -561,10 +570,7 @@ static void test_trace_and_dump_files(void **state)
     for (int L = 0; L < f->c.n_layer; L++)
         for (int j = 0; j < 2; j++) {
             snprintf(path, sizeof path, "%s/kv.%d.%c.f32", dump_dir, L, j ? 'v' : 'k');
-            raw = slurp(path, &len);
-            assert_int_equal(len, region * 4);
-            assert_memory_equal(raw, kv + ((size_t)L * 2 + (size_t)j) * region, len);
-            free(raw);
+            assert_f32_file(path, kv + ((size_t)L * 2 + (size_t)j) * region, region);
             unlink(path);
         }
     free(kv);
@@ -716,24 +722,12 @@ static void test_run_env_trace_and_dump(void **state)
     unlink(path);
 
     snprintf(path, sizeof path, "%s/d/logits.f32", dir);
-    char *raw = slurp(path, &len);
-    assert_int_equal(len, vocab * 4);
-    for (size_t i = 0; i < vocab; i++) {
-        const unsigned char *b = (const unsigned char *)raw + 4 * i;
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
-        float v;
-        memcpy(&v, &u, sizeof v);
-        assert_true(v == r.logits[vocab + i]);
-    }
-    free(raw);
+    assert_f32_file(path, r.logits + vocab, vocab);
     unlink(path);
     for (int L = 0; L < f->c.n_layer; L++)
         for (int j = 0; j < 2; j++) {
             snprintf(path, sizeof path, "%s/d/kv.%d.%c.f32", dir, L, j ? 'v' : 'k');
-            raw = slurp(path, &len);
-            assert_int_equal(len, 16 * nkv * 4); /* the whole region: n_ctx 16 rows */
-            free(raw);
+            assert_f32_file(path, NULL, 16 * nkv); /* the whole region: n_ctx 16 rows */
             unlink(path);
         }
     snprintf(path, sizeof path, "%s/d", dir);

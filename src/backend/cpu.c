@@ -73,13 +73,6 @@ static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, fl
     return st;
 }
 
-#define TRY(expr)                                                                            \
-    do {                                                                                     \
-        tp_status st_ = (expr);                                                              \
-        if (st_ != TP_OK)                                                                    \
-            return st_;                                                                      \
-    } while (0)
-
 tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
 {
     if (!b || !a || !a->node || !a->graph)
@@ -97,25 +90,25 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
     case TP_OP_KV_LOAD: /* host-filled, or a view of the K region: nothing to compute */
         return TP_OK;
     case TP_OP_GET_ROWS:
-        TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
         if (nd->n_src == 1) {
-            TRY(weight(a, nd->p.weight, &w));
+            TP_TRY(weight(a, nd->p.weight, &w));
             if (w->cols != d)
                 return tp_fail(TP_ERR_INVALID, "node %zu '%s': rows of '%s' have %zu columns, "
                                "the node %zu", nd->id, nd->name, w->name, w->cols, d);
-            TRY(src_window(b, a, 0, &s0));
+            TP_TRY(src_window(b, a, 0, &s0));
             return tp_kernel_get_rows(w->data, w->rows, d, s0, n_tok, out);
         } else {
             const tp_node *x = &a->graph->nodes[nd->src[0]];
-            TRY(src_window(b, a, 0, &s0));
-            TRY(src_window(b, a, 1, &s1));
+            TP_TRY(src_window(b, a, 0, &s0));
+            TP_TRY(src_window(b, a, 1, &s1));
             return tp_kernel_get_rows(s0, (size_t)x->shape[1], d, s1, n_tok, out);
         }
     case TP_OP_RMS_NORM:
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
         if (nd->p.weight[0]) {
-            TRY(weight(a, nd->p.weight, &w));
+            TP_TRY(weight(a, nd->p.weight, &w));
             if (w->rows * w->cols != d)
                 return tp_fail(TP_ERR_INVALID, "node %zu '%s': norm weight '%s' has %zu "
                                "elements, the row %zu", nd->id, nd->name, w->name,
@@ -123,16 +116,16 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
         }
         return tp_kernel_rms_norm(s0, w ? w->data : NULL, d, n_tok, nd->p.eps, out);
     case TP_OP_MUL_MAT: {
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
-        TRY(weight(a, nd->p.weight, &w));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
+        TP_TRY(weight(a, nd->p.weight, &w));
         const tp_node *x = &a->graph->nodes[nd->src[0]];
         if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
                            "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
                            (long long)x->shape[0], d);
         if (nd->p.bias[0]) {
-            TRY(weight(a, nd->p.bias, &bias));
+            TP_TRY(weight(a, nd->p.bias, &bias));
             if (bias->rows * bias->cols != d)
                 return tp_fail(TP_ERR_INVALID, "node %zu '%s': bias '%s' has %zu elements, "
                                "not %zu", nd->id, nd->name, bias->name,
@@ -142,9 +135,9 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
                                  out, 0);
     }
     case TP_OP_ROPE:
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
-        TRY(src_window(b, a, 1, &s1));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
+        TP_TRY(src_window(b, a, 1, &s1));
         if ((size_t)nd->p.n_head * (size_t)nd->p.head_dim != d)
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': %d heads of %d do not make a row of "
                            "%zu", nd->id, nd->name, nd->p.n_head, nd->p.head_dim, d);
@@ -153,28 +146,28 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
     case TP_OP_KV_STORE: {
         float *K = NULL, *V = NULL;
         const tp_node *k = &a->graph->nodes[nd->src[0]];
-        TRY(src_window(b, a, 0, &s0));
-        TRY(src_window(b, a, 1, &s1));
-        TRY(src_window(b, a, 2, &s2));
-        TRY(kv_regions(b, a, d, &K, &V));
+        TP_TRY(src_window(b, a, 0, &s0));
+        TP_TRY(src_window(b, a, 1, &s1));
+        TP_TRY(src_window(b, a, 2, &s2));
+        TP_TRY(kv_regions(b, a, d, &K, &V));
         return tp_kernel_kv_store(s0, s1, s2, d, (size_t)k->shape[1], K, V, a->n_ctx);
     }
     case TP_OP_ATTN: {
         float *K = NULL, *V = NULL;
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
-        TRY(src_window(b, a, 2, &s2));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
+        TP_TRY(src_window(b, a, 2, &s2));
         size_t kv_row = (size_t)nd->p.n_head_kv * (size_t)nd->p.head_dim;
-        TRY(kv_regions(b, a, kv_row, &K, &V));
+        TP_TRY(kv_regions(b, a, kv_row, &K, &V));
         return tp_kernel_attn(s0, K, V, s2, (size_t)nd->p.n_head, (size_t)nd->p.n_head_kv,
                               (size_t)nd->p.head_dim, n_tok, a->n_ctx, out, 0);
     }
     case TP_OP_ADD:
     case TP_OP_MUL:
     case TP_OP_SWIGLU:
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
-        TRY(src_window(b, a, 1, &s1));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
+        TP_TRY(src_window(b, a, 1, &s1));
         if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n ||
             tp_node_elements(&a->graph->nodes[nd->src[1]]) != n)
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': sources differ in size from the node",
@@ -185,8 +178,8 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
             return tp_kernel_mul(s0, s1, n, out);
         return tp_kernel_swiglu(s0, s1, n, out);
     case TP_OP_SILU:
-        TRY(window(b, nd, &a->out, n, "output", &out));
-        TRY(src_window(b, a, 0, &s0));
+        TP_TRY(window(b, nd, &a->out, n, "output", &out));
+        TP_TRY(src_window(b, a, 0, &s0));
         if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n)
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': source differs in size from the node",
                            nd->id, nd->name);
