@@ -393,6 +393,11 @@ static void test_odd_texts_refused(void **state)
     assert_int_equal(tp_graph_parse_json(NULL, 0, "g.json", &g), TP_ERR_INVALID);
     assert_int_equal(tp_graph_load_json("/nonexistent/dir/g.json", &g), TP_ERR_IO);
     assert_null(g);
+    /* a directory opens but cannot be read: the message says why, not just "read error" */
+    assert_int_equal(tp_graph_load_json(".", &g), TP_ERR_IO);
+    assert_null(g);
+    if (!strstr(tp_last_error(), "directory"))
+        fail_msg("'%s' does not say the path is a directory", tp_last_error());
 }
 
 /* Every truncation of a valid file and many single-byte corruptions: refused or accepted,

@@ -446,11 +446,15 @@ tp_status tp_graph_load_json(const char *path, tp_graph **out)
         return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
     char *text = malloc(cap);
+    int read_errno = 0;
     while (text) {
+        errno = 0;
         size_t n = fread(text + len, 1, cap - len, f);
         len += n;
-        if (len < cap)
+        if (len < cap) {
+            read_errno = errno;
             break;
+        }
         char *p = cap <= SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
         if (!p) {
             free(text);
@@ -466,7 +470,9 @@ tp_status tp_graph_load_json(const char *path, tp_graph **out)
         return tp_fail(TP_ERR_NOMEM, "%s: out of memory reading the file", path);
     if (err) {
         free(text);
-        return tp_fail(TP_ERR_IO, "%s: read error", path);
+        /* fopen succeeds on a directory; only the read says why it is not a graph file */
+        return tp_fail(TP_ERR_IO, "%s: cannot read: %s", path,
+                       read_errno ? strerror(read_errno) : "read error");
     }
     tp_status st = tp_graph_parse_json(text, len, path, out);
     free(text);
