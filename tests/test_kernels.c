@@ -435,6 +435,50 @@ static void test_weights_random_is_deterministic(void **state)
     tp_weights_destroy(o);
 }
 
+/* A tensor above a million values is filled by two threads: both halves must be draws of
+ * the requested distribution (bounded, the right spread), distinct streams, and the same
+ * for the same seed. */
+static void test_weights_random_large_tensor_split_fill(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "wide");
+    c.n_embd = 16, c.n_head = 4, c.n_head_kv = 2, c.head_dim = 4, c.n_ff = 24, c.n_layer = 1;
+    c.vocab = 70001, c.max_ctx = 64, c.rms_eps = 1e-6f, c.rope_base = 1e4f;
+    c.tied_embeddings = 1;
+    tp_weights *a = NULL, *b = NULL;
+    assert_int_equal(tp_weights_init_random(&c, 3, &a), TP_OK);
+    assert_int_equal(tp_weights_init_random(&c, 3, &b), TP_OK);
+    const tp_weight *e = tp_weights_find(a, "token_embd.weight");
+    assert_non_null(e);
+    size_t n = e->rows * e->cols;
+    assert_true(n > ((size_t)1 << 20));
+    assert_memory_equal(e->data, tp_weights_find(b, "token_embd.weight")->data,
+                        n * sizeof(float));
+    /* uniform with std 1/sqrt(16) = 0.25: bounded by 0.25 * sqrt(3) */
+    const double bound = 0.25 * sqrt(3.0) + 1e-6;
+    size_t quarter = n / 4;
+    for (int part = 0; part < 4; part++) {
+        double ss = 0, sum = 0;
+        for (size_t i = (size_t)part * quarter; i < (size_t)(part + 1) * quarter; i++) {
+            assert_true(fabs(e->data[i]) <= bound);
+            ss += (double)e->data[i] * e->data[i];
+            sum += e->data[i];
+        }
+        double mean = sum / (double)quarter, std = sqrt(ss / (double)quarter);
+        assert_true(fabs(mean) < 0.01);
+        assert_true(fabs(std - 0.25) < 0.01);
+    }
+    /* the second half is no copy or shift of the first (a restarted stream would be) */
+    size_t half = n / 2, same = 0;
+    for (size_t i = 0; i + half < n && i < 100000; i++)
+        same += e->data[i] == e->data[i + half];
+    assert_true(same < 10);
+    tp_weights_destroy(a);
+    tp_weights_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_weights_registry),
         cmocka_unit_test(test_weights_random_is_deterministic),
+        cmocka_unit_test(test_weights_random_large_tensor_split_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,9 +180,6 @@ uint64_t tp_weights_version(const tp_weights *weights)
 
 /* ---- random initialisation ------------------------------------------------------------------ */
 
-/* Uniform on [center - a, center + a] with a = std * sqrt(3): the requested standard
- * deviation, bounded values (no outliers to blow up a deep stack), and cheap enough for the
- * half a billion values of the 0.5B shapes. */
 /* The k-th output of a splitmix64 stream started at state: a pure function of k, so the
  * fill can be split across threads without changing a value. */
 static uint64_t splitmix_at(uint64_t state, uint64_t k)
