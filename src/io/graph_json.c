@@ -110,14 +110,34 @@ static tp_status get_float(const rctx *r, const cJSON *v, const char *path, floa
     return TP_OK;
 }
 
-/* JSON allows repeated keys; a graph file must not, or one value would be silently lost. */
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* JSON allows repeated keys; a graph file must not, or one value would be silently lost.
+ * Sorted, not compared pairwise: an object with many keys must not take quadratic time. */
 static tp_status no_duplicate_keys(const rctx *r, const cJSON *obj, const char *path)
 {
-    for (const cJSON *a = obj->child; a; a = a->next)
-        for (const cJSON *b = obj->child; b != a; b = b->next)
-            if (a->string && b->string && strcmp(a->string, b->string) == 0)
-                return bad(r, path, "expected each key once, got \"%s\" twice", a->string);
-    return TP_OK;
+    size_t n = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        n += c->string != NULL;
+    if (n < 2)
+        return TP_OK;
+    const char **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
+    n = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        if (c->string)
+            keys[n++] = c->string;
+    qsort(keys, n, sizeof *keys, cmp_key);
+    tp_status st = TP_OK;
+    for (size_t i = 1; i < n && st == TP_OK; i++)
+        if (strcmp(keys[i - 1], keys[i]) == 0)
+            st = bad(r, path, "expected each key once, got \"%s\" twice", keys[i]);
+    free(keys);
+    return st;
 }
 
 static int key_in(const char *key, const char *const *keys)
