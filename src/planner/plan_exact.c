@@ -83,6 +83,8 @@ typedef struct ex {
     unsigned long long run_end; /* node count at which the current run gives up (0 = never) */
     int run_out;
     int bl;
+    uint32_t *pool; /* the per-node lists of unplaced buffers, a stack */
+    size_t pool_n, pool_cap;
     uint64_t rng; /* 0: no perturbation */
     size_t *at, *min2, *sum2;
 } ex;
@@ -254,21 +256,18 @@ static void sort_cands(const ex *e, uint32_t *c, size_t n)
 
 enum { R_FAIL = 0, R_DONE = 1, R_STOP = 2 };
 
-/* Splits the unplaced buffers of `scope` into parts that share no section. Returns the number of
- * parts; when more than one, their buffers get fresh scope ids first..first+parts-1. */
-static uint32_t split(ex *e, uint32_t scope, uint32_t *first)
+/* Splits the buffers of list[0..n) (unplaced, one scope, in order of first section) into
+ * parts that share no section. Returns the number of parts; when more than one, their buffers
+ * get fresh scope ids first..first+parts-1. */
+static uint32_t split(ex *e, const uint32_t *list, size_t n, uint32_t *first)
 {
     uint32_t parts = 0;
     size_t reach = 0;
-    int any = 0;
-    for (size_t k = 0; k < e->m; k++) {
-        uint32_t i = e->by_s0[k];
-        if (e->placed[i] || e->scope[i] != scope)
-            continue;
-        if (!any || e->b[i].s0 > reach) {
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (k == 0 || e->b[i].s0 > reach) {
             parts++;
             reach = e->b[i].s1;
-            any = 1;
         } else if (e->b[i].s1 > reach) {
             reach = e->b[i].s1;
         }
@@ -277,15 +276,11 @@ static uint32_t split(ex *e, uint32_t scope, uint32_t *first)
         return parts;
     *first = e->n_scopes;
     uint32_t part = e->n_scopes - 1;
-    any = 0;
-    for (size_t k = 0; k < e->m; k++) {
-        uint32_t i = e->by_s0[k];
-        if (e->placed[i] || e->scope[i] != scope)
-            continue;
-        if (!any || e->b[i].s0 > reach) {
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (k == 0 || e->b[i].s0 > reach) {
             part++;
             reach = e->b[i].s1;
-            any = 1;
         } else if (e->b[i].s1 > reach) {
             reach = e->b[i].s1;
         }
@@ -295,10 +290,31 @@ static uint32_t split(ex *e, uint32_t scope, uint32_t *first)
     return parts;
 }
 
-/* Decision search over the unplaced buffers of `scope` (`left` of them), all future offsets at
+/* Reserves n entries on the list pool; returns the offset of the first. */
+static int pool_reserve(ex *e, size_t n, size_t *at)
+{
+    if (e->pool_n + n > e->pool_cap) {
+        size_t cap = e->pool_cap ? e->pool_cap : 4096;
+        while (cap < e->pool_n + n)
+            cap *= 2;
+        uint32_t *p = realloc(e->pool, cap * sizeof *p);
+        if (p == NULL) {
+            e->nomem = 1;
+            return 0;
+        }
+        e->pool = p;
+        e->pool_cap = cap;
+    }
+    *at = e->pool_n;
+    e->pool_n += n;
+    return 1;
+}
+
+/* Decision search over the unplaced buffers of `scope` (`left` of them, all found in the pool
+ * list from `from`, `from_n` entries long, in order of first section), all future offsets at
  * least ylast. The "none of them at Y" branch is the last of a node, so it is a loop here: the
  * stack grows with placements only. */
-static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
+static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, size_t from_n)
 {
     if (e->nomem)
         return R_STOP;
@@ -308,18 +324,28 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
     }
     const size_t entry_mark = e->tn;
     const size_t cbase = e->cn;
+    const size_t pool_mark = e->pool_n;
+    size_t at0;
+    if (!pool_reserve(e, left, &at0))
+        return R_STOP;
+    size_t n = 0;
+    for (size_t k = 0; k < from_n; k++) {
+        const uint32_t i = e->pool[from + k];
+        if (!e->placed[i] && e->scope[i] == scope)
+            e->pool[at0 + n++] = i;
+    }
     int r = R_FAIL;
     for (;;) {
+        const uint32_t *list = e->pool + at0;
         e->nodes++;
         if (poll_budget(e)) {
             r = R_STOP;
             break;
         }
-        size_t Y = SIZE_MAX, slo = SIZE_MAX, shi = 0;
+        size_t Y = SIZE_MAX, slo = SIZE_MAX, shi = 0, low = SIZE_MAX;
         int dead = 0;
-        for (size_t i = 0; i < e->m && !dead; i++) {
-            if (e->placed[i] || e->scope[i] != scope)
-                continue;
+        for (size_t k = 0; k < n; k++) {
+            const uint32_t i = list[k];
             size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
             if (at < ylast)
                 at = ylast;
@@ -328,73 +354,81 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
                 dead = 1;
                 break;
             }
-            for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++)
-                if (at < e->minv[s])
-                    e->minv[s] = at;
+            size_t *mv = e->minv;
+            for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
+                if (at < mv[sct])
+                    mv[sct] = at;
             if (e->b[i].s0 < slo)
                 slo = e->b[i].s0;
             if (e->b[i].s1 > shi)
                 shi = e->b[i].s1;
+            if (at < low)
+                low = at;
             if (e->y[i] >= e->lb[i] && e->y[i] < Y)
                 Y = e->y[i];
         }
         /* Cross-section inference: the unplaced buffers of a section all land at or above the
          * lowest landing offset among them, so they need that much room on top of it; and those
-         * that land higher than that need their own room on top of the lowest of them. */
+         * that land higher than that need their own room on top of the lowest of them. A buffer
+         * landing at the lowest offset of all is lowest in each of its sections and adds nothing
+         * to the second rule. */
         if (!dead && Y != SIZE_MAX) {
-            for (size_t i = 0; i < e->m; i++) {
-                if (e->placed[i] || e->scope[i] != scope)
-                    continue;
+            for (size_t k = 0; k < n; k++) {
+                const uint32_t i = list[k];
                 const size_t at = e->at[i];
-                for (size_t s = e->b[i].s0; s <= e->b[i].s1; s++) {
-                    if (at > e->minv[s]) {
-                        if (at < e->min2[s])
-                            e->min2[s] = at;
-                        e->sum2[s] += e->b[i].size;
+                if (at == low)
+                    continue;
+                for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
+                    if (at > e->minv[sct]) {
+                        if (at < e->min2[sct])
+                            e->min2[sct] = at;
+                        e->sum2[sct] += e->b[i].size;
                     }
                 }
             }
-            for (size_t s = slo; s <= shi; s++) {
-                if (exceeds(e->minv[s], e->rem[s], e->limit) ||
-                    (e->sum2[s] > 0 && exceeds(e->min2[s], e->sum2[s], e->limit))) {
+            for (size_t sct = slo; sct <= shi; sct++) {
+                if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
+                    (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit))) {
                     dead = 1;
                     break;
                 }
             }
         }
         if (slo != SIZE_MAX) {
-            for (size_t s = slo; s <= shi; s++) {
-                e->minv[s] = e->min2[s] = SIZE_MAX;
-                e->sum2[s] = 0;
+            for (size_t sct = slo; sct <= shi; sct++) {
+                e->minv[sct] = e->min2[sct] = SIZE_MAX;
+                e->sum2[sct] = 0;
             }
         }
         if (dead || Y == SIZE_MAX)
             break;
 
         uint32_t first = 0;
-        uint32_t parts = split(e, scope, &first);
+        uint32_t parts = split(e, list, n, &first);
         if (parts > 1) {
             /* Independent parts: a failure in one cannot be repaired by choices in another. */
             r = R_DONE;
             for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
-                size_t n = 0;
-                for (size_t i = 0; i < e->m; i++)
-                    n += !e->placed[i] && e->scope[i] == first + p;
-                r = dfs(e, first + p, n, ylast);
+                size_t count = 0;
+                for (size_t k = 0; k < n; k++)
+                    count += e->scope[list[k]] == first + p;
+                r = dfs(e, first + p, count, ylast, at0, n);
+                list = e->pool + at0; /* the pool may have moved */
             }
-            for (size_t i = 0; i < e->m; i++)
-                if (!e->placed[i] && e->scope[i] >= first && e->scope[i] < first + parts)
-                    e->scope[i] = scope;
+            for (size_t k = 0; k < n; k++)
+                e->scope[list[k]] = scope;
             e->n_scopes = first;
             break;
         }
 
         /* Bottom-left: branch only on the tensors at Y that start in the leftmost section
-         * where anything can land at Y; "none of them" is then a decision about that section
-         * alone, and the other sections at Y are decided in later iterations. */
+         * where anything can land at Y (or, mirrored, end in the rightmost); "none of them" is
+         * then a decision about that region alone, and the other regions at Y are decided in
+         * later iterations. */
         size_t left_sec = SIZE_MAX, right_sec = 0;
-        for (size_t i = 0; i < e->m; i++) {
-            if (e->placed[i] || e->scope[i] != scope || e->y[i] != Y || e->y[i] < e->lb[i])
+        for (size_t k = 0; k < n; k++) {
+            const uint32_t i = list[k];
+            if (e->y[i] != Y || e->y[i] < e->lb[i])
                 continue;
             if (e->b[i].s0 < left_sec)
                 left_sec = e->b[i].s0;
@@ -402,8 +436,9 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
                 right_sec = e->b[i].s1;
         }
         e->cn = cbase;
-        for (size_t i = 0; i < e->m; i++) {
-            if (e->placed[i] || e->scope[i] != scope || e->y[i] != Y || e->y[i] < e->lb[i])
+        for (size_t k = 0; k < n; k++) {
+            const uint32_t i = list[k];
+            if (e->y[i] != Y || e->y[i] < e->lb[i])
                 continue;
             if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
                 (e->bl == 2 && e->b[i].s1 != right_sec))
@@ -418,7 +453,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
                 e->cand = c;
                 e->ccap = cap;
             }
-            e->cand[e->cn++] = (uint32_t)i;
+            e->cand[e->cn++] = i;
         }
         if (e->nomem) {
             r = R_STOP;
@@ -446,7 +481,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
             const uint32_t c = e->cand[cbase + k];
             const size_t mark = e->tn;
             if (place(e, c, Y))
-                r = dfs(e, scope, left - 1, Y);
+                r = dfs(e, scope, left - 1, Y, at0, n);
             undo_to(e, mark);
             unplace(e, c);
             if (r != R_FAIL)
@@ -464,6 +499,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast)
     }
     undo_to(e, entry_mark);
     e->cn = cbase;
+    e->pool_n = pool_mark;
     return r;
 }
 
@@ -525,6 +561,7 @@ static void ex_free(ex *e)
     free(e->scope);
     free(e->by_s0);
     free(e->minv);
+    free(e->pool);
     free(e->at);
     free(e->min2);
     free(e->sum2);
@@ -677,7 +714,12 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         e.run_end = budget >= (1ULL << 40) ? 0 : e.nodes + EX_FIRST_RUN * budget;
         e.run_out = 0;
         run++;
-        int r = dfs(&e, 0, m, 0);
+        size_t base = 0;
+        e.pool_n = 0;
+        if (!pool_reserve(&e, m, &base))
+            goto nomem;
+        memcpy(e.pool + base, e.by_s0, m * sizeof *e.by_s0);
+        int r = dfs(&e, 0, m, 0, base, m);
         if (e.nomem)
             goto nomem;
         if (r == R_STOP && e.run_out && !e.stopped)
