@@ -17,6 +17,7 @@ typedef struct vctx {
     size_t node;      /* offending node, SIZE_MAX for graph-level problems */
     char *where;
     size_t where_size;
+    size_t *kv_first; /* per KV node: the first KV node of its layer; else SIZE_MAX */
 } vctx;
 
 static tp_status refuse(vctx *c, size_t node, const char *where, const char *fmt, ...)
@@ -327,23 +328,74 @@ static tp_status validate_node(vctx *c, size_t i)
         if (nd->p.head_dim > 0 && nd->shape[0] % nd->p.head_dim != 0)
             return refuse(c, i, "shape[0]", "expected a multiple of head_dim %d, got %lld",
                           nd->p.head_dim, (long long)nd->shape[0]);
-        /* One K and one V region per layer: every KV node of a layer must agree on its size. */
-        for (size_t j = 0; j < i; j++) {
-            const tp_node *o = &g->nodes[j];
-            if ((o->op == TP_OP_KV_STORE || o->op == TP_OP_KV_LOAD) &&
-                o->p.layer == nd->p.layer && !same_shape(o, nd))
-                return refuse(c, i, "shape", "expected the shape %s of node %zu (%s), the same "
-                              "layer's KV region, got %s", shape_str(o, a, sizeof a), o->id,
-                              o->name, shape_str(nd, b, sizeof b));
+        /* One K and one V region per layer: every KV node of a layer must agree on its size.
+         * The earlier ones already agree with the layer's first, so it is the one to match. */
+        const tp_node *o = &g->nodes[c->kv_first[i]];
+        if (!same_shape(o, nd))
+            return refuse(c, i, "shape", "expected the shape %s of node %zu (%s), the same "
+                          "layer's KV region, got %s", shape_str(o, a, sizeof a), o->id,
+                          o->name, shape_str(nd, b, sizeof b));
+    }
+    return TP_OK;
+}
+
+static int is_kv_op(const tp_node *n)
+{
+    return n->op == TP_OP_KV_STORE || n->op == TP_OP_KV_LOAD;
+}
+
+typedef struct kv_key {
+    int layer;
+    size_t id;
+} kv_key;
+
+static int cmp_kv_key(const void *pa, const void *pb)
+{
+    const kv_key *a = pa, *b = pb;
+    if (a->layer != b->layer)
+        return a->layer < b->layer ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* kv_first[i] for every KV node i, by sorting the KV nodes on (layer, id): comparing each
+ * node with all earlier ones made a file of many KV nodes take quadratic time. */
+static tp_status find_kv_first(const tp_graph *g, size_t **out)
+{
+    *out = NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        m += is_kv_op(&g->nodes[i]);
+    if (m == 0)
+        return TP_OK;
+    size_t *first = malloc(g->n_nodes * sizeof *first);
+    kv_key *kv = malloc(m * sizeof *kv);
+    if (!first || !kv) {
+        free(first);
+        free(kv);
+        return tp_fail(TP_ERR_NOMEM, "graph validation: out of memory");
+    }
+    m = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        first[i] = SIZE_MAX;
+        if (is_kv_op(&g->nodes[i])) {
+            kv[m].layer = g->nodes[i].p.layer;
+            kv[m++].id = i;
         }
     }
+    qsort(kv, m, sizeof *kv, cmp_kv_key);
+    for (size_t k = 0; k < m; k++) {
+        int same = k > 0 && kv[k].layer == kv[k - 1].layer;
+        first[kv[k].id] = same ? first[kv[k - 1].id] : kv[k].id;
+    }
+    free(kv);
+    *out = first;
     return TP_OK;
 }
 
 tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
                                    size_t where_size)
 {
-    vctx c = {graph, SIZE_MAX, where, where_size};
+    vctx c = {graph, SIZE_MAX, where, where_size, NULL};
     if (bad_node)
         *bad_node = SIZE_MAX;
     if (where && where_size)
@@ -367,9 +419,11 @@ tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char
                               "again", id, graph->nodes[id].name);
         }
     }
+    TRY(find_kv_first(graph, &c.kv_first));
     tp_status st = TP_OK;
     for (size_t i = 0; i < graph->n_nodes && st == TP_OK; i++)
         st = validate_node(&c, i);
+    free(c.kv_first);
     if (st != TP_OK && bad_node)
         *bad_node = c.node;
     return st;
