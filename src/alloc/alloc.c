@@ -624,61 +624,6 @@ static int may_alias(walk *w, size_t id, size_t t)
     return 1;
 }
 
-static tp_status kahn_order(const tp_graph *g, size_t *order)
-{
-    size_t n = g->n_nodes;
-    size_t *indeg = calloc(n ? n : 1, sizeof *indeg);
-    size_t *cstart = calloc(n + 1, sizeof *cstart);
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += g->nodes[i].n_src;
-    size_t *cons = malloc((total ? total : 1) * sizeof *cons);
-    size_t *fill = calloc(n ? n : 1, sizeof *fill);
-    tp_status st = TP_OK;
-    if (!indeg || !cstart || !cons || !fill) {
-        st = tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < g->nodes[i].n_src; k++) {
-            cstart[g->nodes[i].src[k] + 1]++;
-            indeg[i]++;
-        }
-    for (size_t i = 0; i < n; i++)
-        cstart[i + 1] += cstart[i];
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < g->nodes[i].n_src; k++) {
-            size_t s = g->nodes[i].src[k];
-            cons[cstart[s] + fill[s]++] = i;
-        }
-    size_t head = 0, tail = 0;
-    for (size_t i = 0; i < n; i++)
-        if (indeg[i] == 0)
-            order[tail++] = i;
-    while (head < tail) {
-        size_t u = order[head++];
-        for (size_t k = cstart[u]; k < cstart[u + 1]; k++)
-            if (--indeg[cons[k]] == 0)
-                order[tail++] = cons[k];
-    }
-    if (tail != n) {
-        size_t culprit = 0;
-        for (size_t i = 0; i < n; i++)
-            if (indeg[i]) {
-                culprit = i;
-                break;
-            }
-        st = tp_fail(TP_ERR_INVALID, "graph has a cycle (node %zu '%s' is on or after one)",
-                     culprit, g->nodes[culprit].name);
-    }
-done:
-    free(indeg);
-    free(cstart);
-    free(cons);
-    free(fill);
-    return st;
-}
-
 static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -884,7 +829,7 @@ static tp_status walk_run(walk *w)
      * dead early, attention's output overwrote it, logits were off by 21.79.) The Kahn sort
      * only validates acyclicity; its order is used solely by the liveness_order debug
      * switch that reproduces that bug. */
-    st = kahn_order(g, w->order);
+    st = tp_graph_kahn_order(g, w->order);
     if (st != TP_OK)
         return st;
     if (p->opts.liveness_order == TP_LIVENESS_BUILD)

@@ -305,7 +305,7 @@ size_t tp_graph_count_dead(const tp_graph *graph)
     return dead;
 }
 
-tp_status tp_graph_check(const tp_graph *graph)
+static tp_status check_ranges(const tp_graph *graph)
 {
     if (!graph)
         return tp_fail(TP_ERR_INVALID, "graph: NULL");
@@ -338,20 +338,28 @@ tp_status tp_graph_check(const tp_graph *graph)
             return tp_fail(TP_ERR_INVALID,
                            "graph: outputs[%zu] = %zu is out of range (%zu nodes)", i,
                            graph->outputs[i], n);
+    return TP_OK;
+}
+
+tp_status tp_graph_kahn_order(const tp_graph *graph, size_t *order)
+{
+    tp_status st = check_ranges(graph);
+    if (st != TP_OK)
+        return st;
+    size_t n = graph->n_nodes;
     if (n == 0)
         return TP_OK;
-
-    /* Kahn's algorithm, only to prove acyclicity: build order stays the execution order. */
+    if (!order)
+        return tp_fail(TP_ERR_INVALID, "tp_graph_kahn_order: NULL order");
+    size_t *queue = order;
     size_t *indeg = calloc(n, sizeof *indeg);
-    size_t *queue = malloc(n * sizeof *queue);
     size_t *cons_start = calloc(n + 1, sizeof *cons_start);
     size_t n_edges = 0;
     for (size_t i = 0; i < n; i++)
         n_edges += graph->nodes[i].n_src;
     size_t *cons = malloc((n_edges ? n_edges : 1) * sizeof *cons);
-    if (!indeg || !queue || !cons_start || !cons) {
+    if (!indeg || !cons_start || !cons) {
         free(indeg);
-        free(queue);
         free(cons_start);
         free(cons);
         return tp_fail(TP_ERR_NOMEM, "graph check: out of memory");
@@ -368,7 +376,6 @@ tp_status tp_graph_check(const tp_graph *graph)
         size_t *fill = calloc(n, sizeof *fill);
         if (!fill) {
             free(indeg);
-            free(queue);
             free(cons_start);
             free(cons);
             return tp_fail(TP_ERR_NOMEM, "graph check: out of memory");
@@ -392,7 +399,6 @@ tp_status tp_graph_check(const tp_graph *graph)
             if (--indeg[cons[e]] == 0)
                 queue[tail++] = cons[e];
     }
-    tp_status st = TP_OK;
     if (tail != n) {
         size_t first = 0;
         while (first < n && indeg[first] == 0)
@@ -402,8 +408,18 @@ tp_status tp_graph_check(const tp_graph *graph)
                      n - tail, n, first, graph->nodes[first].name);
     }
     free(indeg);
-    free(queue);
     free(cons_start);
     free(cons);
+    return st;
+}
+
+tp_status tp_graph_check(const tp_graph *graph)
+{
+    size_t n = graph ? graph->n_nodes : 0;
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return tp_fail(TP_ERR_NOMEM, "graph check: out of memory");
+    tp_status st = tp_graph_kahn_order(graph, order);
+    free(order);
     return st;
 }
