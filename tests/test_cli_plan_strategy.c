@@ -96,14 +96,14 @@ static void test_exact_fits_a_minimalloc_problem_and_is_silent_off_a_terminal(vo
     char args[1024], sol[512];
     snprintf(sol, sizeof sol, "%s/sol.csv", dir);
     snprintf(args, sizeof args,
-             "%s/minimalloc/K.1048576.csv --strategy exact --capacity 1048576 -o %s",
+             "%s/minimalloc/B.1048576.csv --strategy exact --capacity 1048576 -o %s",
              TP_TEST_DATA, sol);
     assert_int_equal(run(args, "out.txt", "err.txt"), 0);
     assert_int_equal(file_size("err.txt"), 0); /* no progress line: stderr is a file */
     assert_true(file_contains("out.txt", "fits (0 bytes spare)"));
     row rows[600];
     size_t n = read_rows(sol, rows, 600);
-    assert_int_equal(n, 454);
+    assert_int_equal(n, 170);
     assert_true(check_rows(rows, n, 1) <= 1048576);
 }
 
