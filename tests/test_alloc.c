@@ -596,6 +596,39 @@ static void naive_gives_every_node_its_own_buffer(void **state)
     tp_graph_destroy(g);
 }
 
+/* Shapes no memory could hold, in a graph nobody validated: a live node whose element count
+ * overflows is refused (a wrapped count would hand it a tiny buffer to overrun), and dead
+ * nodes of 2^61 elements (2^63 bytes each) saturate the naive total instead of wrapping. */
+static void huge_shapes_are_refused_or_saturate(void **state)
+{
+    (void)state;
+    tp_graph *g = new_graph();
+    size_t x = input(g, "x", 4, TP_DTYPE_F32);
+    size_t y = node(g, TP_OP_SILU, "y", 1, x, 0, 0, 4);
+    for (int k = 0; k < 3; k++) {
+        size_t d = node(g, TP_OP_MUL_MAT, "dead", 1, x, 0, 0, 1);
+        g->nodes[d].shape[0] = (int64_t)1 << 61;
+    }
+    assert_int_equal(tp_graph_mark_output(g, y), TP_OK);
+    tp_allocator *a = new_alloc();
+    assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
+    tp_plan_stats st = tp_alloc_stats(a);
+    assert_int_equal(st.dead_nodes, 3);
+    /* 3 * 2^63 bytes exceeds SIZE_MAX (2^64 - 1) */
+    assert_true(3.0L * 9223372036854775808.0L > (long double)SIZE_MAX);
+    assert_int_equal(st.naive_bytes, SIZE_MAX);
+    /* a live output of (2^62 + 1) * 4 = 2^64 + 4 elements: wrapped, that is 4 */
+    size_t big = node(g, TP_OP_MUL_MAT, "big", 1, x, 0, 0, 1);
+    g->nodes[big].shape[0] = ((int64_t)1 << 62) + 1;
+    g->nodes[big].shape[1] = 4;
+    assert_int_equal(tp_graph_mark_output(g, big), TP_OK);
+    assert_int_equal(tp_alloc_graph(a, g, NULL), TP_ERR_INVALID);
+    assert_non_null(strstr(tp_last_error(), "overflowing"));
+    assert_null(tp_alloc_current_graph(a));
+    tp_allocator_destroy(a);
+    tp_graph_destroy(g);
+}
+
 static void dead_nodes_are_unmapped(void **state)
 {
     (void)state;
@@ -808,6 +841,7 @@ int main(void)
         cmocka_unit_test(sole_consumer_aliasing_and_its_fallbacks),
         cmocka_unit_test(sole_and_last_consumer_differ_on_a_shared_source),
         cmocka_unit_test(naive_gives_every_node_its_own_buffer),
+        cmocka_unit_test(huge_shapes_are_refused_or_saturate),
         cmocka_unit_test(dead_nodes_are_unmapped),
         cmocka_unit_test(build_order_liveness_regression),
         cmocka_unit_test(unpinned_inputs_regression),

@@ -115,6 +115,17 @@ static void test_node_init_and_elements(void **state)
     n.shape[1] = 440;
     n.shape[2] = 3;
     assert_int_equal(tp_node_elements(&n), (size_t)896 * 440 * 3);
+    /* a product beyond SIZE_MAX is 0 (unusable), never a wrapped small count:
+     * (2^62 + 1) * 4 = 2^64 + 4 would wrap to 4 with 64-bit size_t */
+    n.shape[0] = ((int64_t)1 << 62) + 1;
+    n.shape[1] = 4;
+    n.shape[2] = 1;
+    n.shape[3] = 1;
+    long double exact = (long double)n.shape[0] * 4.0L;
+    assert_true(exact > (long double)SIZE_MAX);
+    assert_int_equal(tp_node_elements(&n), 0);
+    n.shape[1] = 3;
+    assert_int_equal(tp_node_elements(&n), (((size_t)1 << 62) + 1) * 3);
     char longname[100];
     memset(longname, 'a', sizeof longname - 1);
     longname[99] = '\0';
@@ -401,6 +412,9 @@ MUT(m_dup_input_name, strcpy(g->nodes[b->x].name, "positions"))
 MUT(m_store_tokens, g->nodes[b->st].shape[1] = 2; g->nodes[b->ld].shape[1] = 2; g->n_ctx = 2)
 MUT(m_eps, g->nodes[b->norm].p.eps = -1.0f)
 MUT(m_src_range, g->nodes[b->m].src[1] = 1000)
+/* 2^62 f32 elements: the count fits in size_t, the bytes (2^64) do not */
+MUT(m_huge_bytes, g->nodes[b->s].shape[0] = (int64_t)1 << 31; g->nodes[b->s].shape[1] = 1;
+    g->nodes[b->s].shape[2] = (int64_t)1 << 31)
 
 static void test_validate_refusals(void **state)
 {
@@ -433,6 +447,7 @@ static void test_validate_refusals(void **state)
         {"store over ctx", m_store_tokens, "(store)", "src[0]", "at most 2 tokens"},
         {"eps", m_eps, "(norm)", "eps", "eps >= 0"},
         {"src range", m_src_range, "(m)", "src[1]", "out of range"},
+        {"bytes overflow", m_huge_bytes, "(s)", "shape", "f32 bytes that fit"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         base b;

@@ -104,7 +104,8 @@ tp_status tp_backend_from_name(const char *name, int *backend);
 
 /* A node template with every field at its neutral value (layer -1, backend unset). */
 tp_node tp_node_init(tp_op op, const char *name);
-size_t tp_node_elements(const tp_node *node);        /* product of shape              */
+/* Product of shape; 0 when an extent is not positive or the product overflows size_t. */
+size_t tp_node_elements(const tp_node *node);
 
 tp_status tp_graph_create(tp_graph **out);
 void tp_graph_destroy(tp_graph *graph);

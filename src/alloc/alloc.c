@@ -636,8 +636,8 @@ static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
                 return tp_fail(TP_ERR_INVALID, "node %zu: source %zu does not exist", i,
                                node->src[k]);
         if (tp_node_elements(node) == 0)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': empty or negative shape", i,
-                           node->name);
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': empty, negative or overflowing shape",
+                           i, node->name);
         int be = node_backend(node);
         if (!tp_alloc_backend(a, be))
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': backend %d (%s) is not available",
@@ -742,10 +742,13 @@ static tp_status compute_stats(walk *w, double t0)
     size_t n_seen = 0, m = 0;
     for (size_t i = 0; i < w->n; i++) {
         const tp_node *node = &w->g->nodes[i];
-        size_t bytes = tp_node_elements(node) * sizeof(float);
+        /* Saturating: a dead node is never allocated, so nothing else bounds its size, and
+         * the naive total of a few huge dead nodes must not wrap to a small number. */
+        size_t elems = tp_node_elements(node);
+        size_t bytes = elems > SIZE_MAX / sizeof(float) ? SIZE_MAX : elems * sizeof(float);
         int kv = node->op == TP_OP_KV_STORE || node->op == TP_OP_KV_LOAD;
         if (!kv)
-            s->naive_bytes += bytes;
+            s->naive_bytes = bytes > SIZE_MAX - s->naive_bytes ? SIZE_MAX : s->naive_bytes + bytes;
         if (!p->mapped[i])
             continue;
         s->live_nodes++;

@@ -118,6 +118,9 @@ size_t tp_node_elements(const tp_node *node)
     for (int i = 0; i < 4; i++) {
         if (node->shape[i] <= 0)
             return 0;
+        /* a wrapped product would let a huge node fit in a small buffer */
+        if ((uint64_t)node->shape[i] > SIZE_MAX / n)
+            return 0;
         n *= (size_t)node->shape[i];
     }
     return n;

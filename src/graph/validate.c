@@ -147,11 +147,14 @@ static tp_status validate_node(vctx *c, size_t i)
                           (long long)nd->shape[d]);
         }
     }
+    /* Every node is held as f32 elements, so its byte count must fit too: a dead node is
+     * never allocated, but its bytes still enter the naive total of the statistics. */
+    const size_t max_elems = SIZE_MAX / sizeof(float);
     size_t elems = 1;
     for (int d = 0; d < 4; d++) {
-        if ((uint64_t)nd->shape[d] > SIZE_MAX / elems)
-            return refuse(c, i, "shape", "expected at most %zu elements, got an overflow",
-                          SIZE_MAX);
+        if ((uint64_t)nd->shape[d] > max_elems / elems)
+            return refuse(c, i, "shape", "expected at most %zu elements (f32 bytes that fit "
+                          "in size_t), got more", max_elems);
         elems *= (size_t)nd->shape[d];
     }
     if ((int)nd->dtype < 0 || nd->dtype > TP_DTYPE_Q8_0)
