@@ -6,17 +6,20 @@
  *   conflict with it ("skyline" placement, no gap filling). So the search only builds such
  *   sequences, and offsets never decrease along a sequence.
  * - Branching. Y is the lowest offset at which some unplaced tensor would land. Each node
- *   branches on which tensor is placed at Y, and finally on "none of them at Y" (they are banned
- *   from Y and must land higher). A tensor tried and refused at Y is banned from Y in its later
- *   siblings too, which removes the permutations of tensors at equal offsets: every plan is
- *   reached at most once, and every canonical plan is reachable, so exhausting the tree is a
- *   proof.
+ *   branches on which tensor is placed at Y (all of them, or only those at the left or right
+ *   end of the region at Y), and finally on "none of them at Y" (they are banned from Y and
+ *   must land higher). A tensor tried and refused at Y is banned from Y in its later siblings
+ *   too, which removes the permutations of tensors at equal offsets: every plan is reached at
+ *   most once, and every canonical plan is reachable, so exhausting the tree is a proof.
  * - Time is compressed to sections (the distinct first_use values). Per section the floor
- *   (top of what is placed there) and the bytes still to place there are kept. Every unplaced
- *   tensor of a section lands at or above max(floor, Y), so floor + remaining > limit prunes
- *   (cross-section inference), as does any tensor whose landing offset + size > limit.
- * - Minimising: every plan found lowers the limit to its arena - 1; the search stops when the
- *   limit falls below the lower bound. */
+ *   (top of what is placed there) and the bytes still to place there are kept. The unplaced
+ *   tensors of a section land at or above the lowest landing offset among them, which bounds
+ *   the room they need (cross-section inference, two levels); so does landing offset + size.
+ * - Parts of the unplaced tensors that share no section are solved independently.
+ * - Restarts under Luby node budgets rotate the branching rules and candidate orders, then
+ *   perturb the orders; the budgets grow without bound, so the search stays complete.
+ * - Minimising is a sequence of decisions, each limit one below the last arena found, until
+ *   one completes without a plan or the limit falls below the lower bound. */
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
