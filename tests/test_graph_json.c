@@ -581,6 +581,12 @@ static void test_cli_graph(void **state)
             fail_msg("'%s' did not exit 2", args);
         assert_int_equal(access(path, F_OK), -1);
     }
+    /* A DOT file that cannot be written fails the command (exit 1), and the JSON written
+     * just before it is removed: nothing is written on failure. */
+    snprintf(args, sizeof args, "graph tiny --tokens 2 --json %s --dot /nonexistent/dir/g.dot",
+             path);
+    assert_int_equal(run_cli(args), 1);
+    assert_int_equal(access(path, F_OK), -1);
     assert_int_equal(run_cli("graph --help"), 0);
     assert_int_equal(run_cli("help graph"), 0);
 }

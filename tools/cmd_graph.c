@@ -165,6 +165,9 @@ int tp_cmd_graph(int argc, char **argv)
     if (rc == TP_EXIT_OK && dot && tp_graph_save_dot(g, dot) != TP_OK) {
         tp_cli_error("graph: %s", tp_last_error());
         rc = TP_EXIT_ERROR;
+        /* a failed command leaves nothing behind (formats.md), not half of what was asked */
+        if (json)
+            remove(json);
     }
     if (rc == TP_EXIT_OK) {
         printf("%s %s: %zu tokens, %zu output rows, n_ctx %zu: %zu nodes, %zu dead, "
