@@ -160,6 +160,70 @@ static void refusals(void **state)
     assert_int_equal(run_cli(out, sizeof out, "model tiny --prompt 0"), 2);
 }
 
+/* The malformed-graph classes the command must refuse through the CLI: exit 3, nothing on
+ * stdout, one line on stderr naming the file, the JSON path and what was expected, and no
+ * plan file written. */
+static void malformed_graphs_one_line_exit_3(void **state)
+{
+    (void)state;
+#define HEAD "{\"format\": \"tensorplan-graph\", \"version\": 1, \"n_ctx\": 4, "
+#define X "{\"id\": 0, \"name\": \"x\", \"op\": \"input\", \"shape\": [4], \"dtype\": \"f32\", " \
+          "\"src\": []}"
+    static const struct {
+        const char *text, *path;
+    } cases[] = {
+        /* wrong type */
+        {HEAD "\"inputs\": [0], \"outputs\": [0], \"nodes\": [{\"id\": 0, \"name\": \"x\", "
+              "\"op\": \"input\", \"shape\": \"4\", \"dtype\": \"f32\", \"src\": []}]}",
+         "nodes[0].shape"},
+        /* unknown op */
+        {HEAD "\"inputs\": [0], \"outputs\": [1], \"nodes\": [" X ", {\"id\": 1, \"name\": "
+              "\"y\", \"op\": \"conv2d\", \"shape\": [4], \"dtype\": \"f32\", \"src\": [0]}]}",
+         "nodes[1].op"},
+        /* a source id not smaller than the node's (a self-loop, the smallest cycle) */
+        {HEAD "\"inputs\": [0], \"outputs\": [1], \"nodes\": [" X ", {\"id\": 1, \"name\": "
+              "\"y\", \"op\": \"silu\", \"shape\": [4], \"dtype\": \"f32\", \"src\": [1]}]}",
+         "nodes[1].src[0]"},
+        /* a kv op without its layer */
+        {HEAD "\"inputs\": [0], \"outputs\": [1], \"nodes\": [" X ", {\"id\": 1, \"name\": "
+              "\"k\", \"op\": \"kv_load\", \"shape\": [2, 4], \"dtype\": \"f32\", \"src\": []}]}",
+         "nodes[1].layer"},
+        /* shapes that do not fit the op */
+        {HEAD "\"inputs\": [0], \"outputs\": [1], \"nodes\": [" X ", {\"id\": 1, \"name\": "
+              "\"y\", \"op\": \"silu\", \"shape\": [8], \"dtype\": \"f32\", \"src\": [0]}]}",
+         "nodes[1].src[0]"},
+        /* a number no extent can be */
+        {HEAD "\"inputs\": [0], \"outputs\": [0], \"nodes\": [{\"id\": 0, \"name\": \"x\", "
+              "\"op\": \"input\", \"shape\": [1e300], \"dtype\": \"f32\", \"src\": []}]}",
+         "nodes[0].shape[0]"},
+        /* truncated */
+        {HEAD "\"inputs\": [0], \"outputs\": [0], \"nodes\": [{\"id\": 0, \"na", "line 1"},
+    };
+#undef X
+#undef HEAD
+    static char out[16384];
+    char graph[300], plan[300];
+    snprintf(graph, sizeof graph, "%s/malformed.json", tmpdir);
+    snprintf(plan, sizeof plan, "%s/malformed_plan.json", tmpdir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(graph, "w");
+        assert_non_null(f);
+        fputs(cases[i].text, f);
+        fclose(f);
+        int rc = run_cli(out, sizeof out, "alloc '%s' --plan '%s'", graph, plan);
+        if (rc != 3)
+            fail_msg("case %zu: exit %d, not 3: %s", i, rc, out);
+        size_t len = strlen(out);
+        const char *nl = strchr(out, '\n');
+        if (!nl || nl != out + len - 1 || strncmp(out, "tensorplan: alloc: ", 19) != 0 ||
+            !strstr(out, "malformed.json") || !strstr(out, cases[i].path) ||
+            !strstr(out, "expected"))
+            fail_msg("case %zu: not one line with the file, '%s' and 'expected': %s", i,
+                     cases[i].path, out);
+        assert_int_equal(access(plan, F_OK), -1);
+    }
+}
+
 static void model_report(void **state)
 {
     (void)state;
@@ -184,6 +248,7 @@ int main(void)
         cmocka_unit_test(decode_graph_plans_and_checks),
         cmocka_unit_test(prefill_graph_plans_and_checks),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(malformed_graphs_one_line_exit_3),
         cmocka_unit_test(model_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
