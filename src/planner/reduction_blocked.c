@@ -51,6 +51,13 @@ tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges
     }
     if (edge_count > SIZE_MAX / sizeof(tp_edge) || n > SIZE_MAX / sizeof(size_t) - 1)
         return tp_fail(TP_ERR_NOMEM, "%zu edges: scratch size overflows size_t", edge_count);
+    /* The contract of the seed: a graph whose whole reachability matrix cannot even be
+     * addressed is refused before anything is allocated, although blocks would need less. */
+    const size_t all_words = n / 64 + (n % 64 != 0);
+    if (all_words > SIZE_MAX / sizeof(uint64_t) / n)
+        return tp_fail(TP_ERR_NOMEM,
+                       "%zu nodes: reachability matrix of %zu x %zu bits overflows size_t", n,
+                       n, n);
 
     tp_edge *sorted = malloc(edge_count * sizeof *sorted);
     unsigned char *keep = malloc(edge_count);
@@ -74,7 +81,6 @@ tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges
 
     /* Block width in 64-bit words: as wide as the budget allows for n rows, at least one word,
      * at most all columns. If the allocation fails, halve it. */
-    const size_t all_words = n / 64 + (n % 64 != 0);
     size_t words = memory_budget / 8 / n;
     if (words < 1)
         words = 1;
