@@ -369,6 +369,18 @@ static void test_odd_texts_refused(void **state)
         {"null", SIZE_MAX, "top level, got null"},
         {"[1, 2]", SIZE_MAX, "top level, got an array"},
         {"{\"format\": \"tensorplan-graph\"", SIZE_MAX, "line 1"},
+        /* cut inside a string (even after an escaped quote): truncation, not bad JSON */
+        {"{\"format\": \"tensorplan-graph\",\n \"nodes\": [{\"na", SIZE_MAX,
+         "line 2, column 14: expected more JSON, got the end of the text inside a string"},
+        {"{\"model\": \"a\\\"b", SIZE_MAX, "end of the text inside a string"},
+        /* cut after a key's colon or inside a number list: the end, not the last byte */
+        {"{\"format\": \"tensorplan-graph\",\n  \"n_ctx\":", SIZE_MAX,
+         "line 2, column 11: expected more JSON, got the end of the text"},
+        {"{\"inputs\": [0,", SIZE_MAX, "column 15: expected more JSON, got the end"},
+        /* but a wrong last byte is named as such */
+        {"{\"inputs\": [0]]", SIZE_MAX, "column 15: expected valid JSON, got ']'"},
+        /* a string that is closed but bad JSON after it is not called a truncation */
+        {"{\"format\" 1}", SIZE_MAX, "expected valid JSON"},
         {"{\"a\": 1}\0{}", 11, "end of the text"},
         {"{\"format\": \"tensorplan-graph\", \"format\": \"x\"}", SIZE_MAX, "twice"},
     };

@@ -415,6 +415,22 @@ tp_status tp_graph_parse_json(const char *text, size_t len, const char *source, 
     }
     if (!root || (stop && stop < text + len)) {
         const char *at = (stop && stop >= text && stop <= text + len) ? stop : text + len;
+        if (!root && len > 0 && at == text + len - 1) {
+            /* cJSON reports an error past the end at the last byte, so a file cut after
+             * '"n_ctx":' would read "got ':'". Parsing again with one more byte (a newline)
+             * tells the two apart: a real error stays at that byte, the end moves with it. */
+            char *copy = malloc(len + 1);
+            if (copy) {
+                memcpy(copy, text, len);
+                copy[len] = '\n';
+                const char *end2 = NULL;
+                cJSON *again = cJSON_ParseWithLengthOpts(copy, len + 1, &end2, 0);
+                if (!again && end2 == copy + len)
+                    at = text + len;
+                cJSON_Delete(again);
+                free(copy);
+            }
+        }
         size_t line = 1, col = 1;
         for (const char *p = text; p < at; p++) {
             if (*p == '\n') {
@@ -437,9 +453,21 @@ tp_status tp_graph_parse_json(const char *text, size_t len, const char *source, 
         while (rest < text + len &&
                (*rest == ' ' || *rest == '\t' || *rest == '\n' || *rest == '\r'))
             rest++;
-        if (rest >= text + len)
+        /* When cJSON stops at a string it could not finish (at its opening quote or just
+         * after it) and the text ends inside that string, the file is truncated, which
+         * "expected valid JSON, got 'n_head'" would not say. */
+        const char *open_quote = NULL;
+        for (const char *p = text; p < text + len; p++) {
+            if (open_quote && *p == '\\')
+                p++;
+            else if (*p == '"')
+                open_quote = open_quote ? NULL : p;
+        }
+        int open_string = open_quote && (at == open_quote || at == open_quote + 1);
+        if (rest >= text + len || open_string)
             return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected more JSON, got "
-                           "the end of the text", r.source, line, col);
+                           "the end of the text%s", r.source, line, col,
+                           open_string ? " inside a string" : "");
         return tp_fail(TP_ERR_INVALID, "%s: line %zu, column %zu: expected valid JSON, got "
                        "'%s'", r.source, line, col, near);
     }
