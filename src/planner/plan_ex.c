@@ -46,6 +46,9 @@ static const portfolio_entry portfolio[] = {
 };
 #define PORTFOLIO_SIZE (sizeof portfolio / sizeof portfolio[0])
 
+/* Node budget of one probe of the minimising search (a fraction of a second). */
+#define EXACT_PROBE_NODES 50000ULL
+
 typedef struct order_key {
     size_t k1, k2, index;
 } order_key;
@@ -219,30 +222,44 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                     rep.lower_bound = o->capacity + 1;
             }
         } else {
-            /* First ask for a plan at the peak (the tightest limit prunes hardest and is the
-             * optimum whenever it is met); then shrink from the greedy bound. */
-            xp.limit = peak;
-            xp.deadline = deadline > 0 ? start + (deadline - start) / 2 : 0;
-            st = tp_exact_search(tensors, count, &xp, trial, &xr);
-            if (st != TP_OK)
-                goto out;
-            rep.nodes_explored += xr.nodes;
-            if (xr.found) {
-                if (count > 0)
-                memcpy(offsets, trial, count * sizeof *offsets);
-                best = xr.arena;
-                rep.method = "exact search";
-                rep.strategy = TP_PLAN_EXACT;
-                rep.proven_optimal = 1;
-            } else {
-                if (xr.complete)
-                    rep.lower_bound = peak + 1;
-                if (best <= rep.lower_bound) {
-                    rep.proven_optimal = 1;
-                    goto searched;
+            /* Probes under a node budget first: at the peak (the tightest limit prunes
+             * hardest, and a plan there is optimal), then halving the gap between what is
+             * known to be too tight and the best plan so far; a probe that proves a limit
+             * impossible also raises the lower bound. Then one complete search below the best
+             * plan, to prove it optimal or improve it, until the time limit. */
+            size_t soft_lo = peak;
+            while (soft_lo < best) {
+                if (deadline > 0 && tp_plan_clock() >= deadline) {
+                    rep.timed_out = 1;
+                    break;
                 }
+                xp.limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
+                xp.minimise = 0;
+                xp.node_limit = EXACT_PROBE_NODES;
+                xp.deadline = deadline;
+                st = tp_exact_search(tensors, count, &xp, trial, &xr);
+                if (st != TP_OK)
+                    goto out;
+                rep.nodes_explored += xr.nodes;
+                if (xr.found) {
+                    if (count > 0)
+                        memcpy(offsets, trial, count * sizeof *offsets);
+                    best = xr.arena;
+                    rep.method = "exact search";
+                    rep.strategy = TP_PLAN_EXACT;
+                } else {
+                    if (xr.complete && xp.limit + 1 > rep.lower_bound)
+                        rep.lower_bound = xp.limit + 1;
+                    soft_lo = xp.limit + 1;
+                }
+                call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
+            }
+            if (best <= rep.lower_bound) {
+                rep.proven_optimal = 1;
+            } else if (!rep.timed_out) {
                 xp.limit = best - 1;
                 xp.minimise = 1;
+                xp.node_limit = 0;
                 xp.lower_bound = rep.lower_bound;
                 xp.deadline = deadline;
                 st = tp_exact_search(tensors, count, &xp, trial, &xr);
@@ -252,7 +269,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 rep.timed_out = xr.timed_out;
                 if (xr.found) {
                     if (count > 0)
-                memcpy(offsets, trial, count * sizeof *offsets);
+                        memcpy(offsets, trial, count * sizeof *offsets);
                     best = xr.arena;
                     rep.method = "exact search";
                     rep.strategy = TP_PLAN_EXACT;
@@ -263,7 +280,6 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 }
             }
         }
-    searched:
         rep.arena_size = best;
         call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
     }
