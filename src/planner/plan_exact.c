@@ -483,10 +483,18 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
         for (size_t k = 0; k < nc; k++) {
             const uint32_t c = e->cand[cbase + k];
             const size_t mark = e->tn;
-            if (place(e, c, Y))
+            /* A twin of a candidate that already failed here (same sections, same size) leads
+             * to the same subtree with one more ban: skip it, banned like the others. */
+            int twin = 0;
+            for (size_t j = 0; j < k && !twin; j++) {
+                const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
+                twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
+            }
+            if (!twin && place(e, c, Y))
                 r = dfs(e, scope, left - 1, Y, at0, n);
             undo_to(e, mark);
-            unplace(e, c);
+            if (!twin)
+                unplace(e, c);
             if (r != R_FAIL)
                 break;
             /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
