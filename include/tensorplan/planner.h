@@ -113,7 +113,10 @@ void tp_plan_options_init(tp_plan_options *options);
  * run to the end, or the peak alone exceeds it) or the budget ran out; offsets then hold the
  * best plan found, which exceeds the capacity. Without a capacity TP_PLAN_EXACT minimises the
  * arena and returns the best plan so far when the time limit ends (report->timed_out). Same
- * input and options give the same result unless a time limit ran out. */
+ * input and options give the same result unless a time limit ran out. The time limit is
+ * checked between the greedy orders of a portfolio and every 1,024 nodes of a search. The
+ * exact search handles up to 4,096 tensors of non-zero size; above that TP_PLAN_EXACT returns
+ * the portfolio's plan, not proven. The algorithm: docs/exact-solver.md. */
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report);
