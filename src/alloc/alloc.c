@@ -466,6 +466,43 @@ static int node_backend(const tp_node *node)
     return node->backend == TP_BACKEND_UNSET ? TP_BACKEND_CPU : node->backend;
 }
 
+/* (backend, pool id) -> a value, SIZE_MAX when absent: the allocator's sets of buffers,
+ * looked up in constant time (a linear search per node made wide graphs quadratic). */
+typedef struct idmap {
+    size_t *v[TP_MAX_BACKENDS];
+    size_t cap[TP_MAX_BACKENDS];
+} idmap;
+
+static void idmap_free(idmap *m)
+{
+    for (int b = 0; b < TP_MAX_BACKENDS; b++)
+        free(m->v[b]);
+    memset(m, 0, sizeof *m);
+}
+
+/* The slot of (backend, id), grown as needed; NULL when out of memory. */
+static size_t *idmap_slot(idmap *m, int backend, size_t id)
+{
+    if (id >= m->cap[backend]) {
+        size_t cap = m->cap[backend] ? m->cap[backend] : 16;
+        while (cap <= id)
+            cap *= 2;
+        size_t *v = realloc(m->v[backend], cap * sizeof *v);
+        if (!v)
+            return NULL;
+        for (size_t k = m->cap[backend]; k < cap; k++)
+            v[k] = SIZE_MAX;
+        m->v[backend] = v;
+        m->cap[backend] = cap;
+    }
+    return &m->v[backend][id];
+}
+
+typedef struct sweep_entry {
+    size_t hb;   /* index into hb[] */
+    size_t next; /* next entry of the same deadline, SIZE_MAX at the end */
+} sweep_entry;
+
 /* Working state of one alloc_graph call. */
 typedef struct walk {
     tp_allocator *a;
@@ -481,8 +518,14 @@ typedef struct walk {
     size_t *held_of;        /* per node: index in hb[] of its buffer, SIZE_MAX if none  */
     held_buf *hb;           /* every acquisition (pool) or logical buffer (arena)       */
     size_t n_hb, cap_hb;
-    size_t *live;           /* indices into hb[] currently tracked in the liveness table */
-    size_t n_live, cap_live;
+    /* The liveness table as buckets by deadline: bucket[d] lists the hb[] entries whose
+     * deadline was d when filed; an entry whose deadline grew since is filed again under
+     * the new one and skipped under the old. */
+    size_t *bucket;         /* n + 1 heads into entries[]                                */
+    sweep_entry *entries;
+    size_t n_entries, cap_entries;
+    size_t swept;           /* buckets [0, swept) have been released                    */
+    idmap held;             /* pool buffers in p->held                                  */
 } walk;
 
 static void walk_free(walk *w)
@@ -497,18 +540,36 @@ static void walk_free(walk *w)
     free(w->start);
     free(w->held_of);
     free(w->hb);
-    free(w->live);
+    free(w->bucket);
+    free(w->entries);
+    idmap_free(&w->held);
 }
 
-static tp_status plan_hold(tp_plan *p, int backend, size_t id)
+static tp_status plan_hold(walk *w, int backend, size_t id)
 {
-    for (size_t i = 0; i < p->n_held; i++)
-        if (p->held[i].backend == backend && p->held[i].id == id)
-            return TP_OK;
+    tp_plan *p = w->p;
+    size_t *slot = idmap_slot(&w->held, backend, id);
+    if (!slot)
+        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    if (*slot != SIZE_MAX)
+        return TP_OK;
     if (!grow((void **)&p->held, &p->cap_held, p->n_held + 1, sizeof *p->held))
         return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
     tp_bufref r = {backend, id, 0, 0};
+    *slot = p->n_held;
     p->held[p->n_held++] = r;
+    return TP_OK;
+}
+
+/* Files hb[k] in the liveness table under its current deadline. */
+static tp_status track(walk *w, size_t k)
+{
+    if (!grow((void **)&w->entries, &w->cap_entries, w->n_entries + 1, sizeof *w->entries))
+        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    size_t d = w->hb[k].deadline;
+    w->entries[w->n_entries].hb = k;
+    w->entries[w->n_entries].next = w->bucket[d];
+    w->bucket[d] = w->n_entries++;
     return TP_OK;
 }
 
@@ -518,8 +579,7 @@ static tp_status acquire(walk *w, size_t id, size_t t)
     const tp_node *node = &w->g->nodes[id];
     int be = node_backend(node);
     size_t elems = tp_node_elements(node);
-    if (!grow((void **)&w->hb, &w->cap_hb, w->n_hb + 1, sizeof *w->hb) ||
-        !grow((void **)&w->live, &w->cap_live, w->n_live + 1, sizeof *w->live))
+    if (!grow((void **)&w->hb, &w->cap_hb, w->n_hb + 1, sizeof *w->hb))
         return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
     held_buf h;
     memset(&h, 0, sizeof h);
@@ -538,7 +598,7 @@ static tp_status acquire(walk *w, size_t id, size_t t)
         if (st != TP_OK)
             return st;
         h.elems = len;
-        st = plan_hold(w->p, be, h.id);
+        st = plan_hold(w, be, h.id);
         if (st != TP_OK) {
             b->free_buffer(b, h.id);
             return st;
@@ -548,8 +608,10 @@ static tp_status acquire(walk *w, size_t id, size_t t)
         h.elems = elems;
     }
     w->hb[w->n_hb] = h;
+    tp_status st = track(w, w->n_hb);
+    if (st != TP_OK)
+        return st; /* a pool buffer taken above is in p->held: released with the plan */
     w->held_of[id] = w->n_hb;
-    w->live[w->n_live++] = w->n_hb;
     w->n_hb++;
     tp_bufref r = {be, h.id, 0, elems};
     w->p->buf[id] = r;
@@ -560,19 +622,17 @@ static tp_status acquire(walk *w, size_t id, size_t t)
 /* Before position t: every tracked buffer whose deadline passed goes back to its pool. */
 static void sweep(walk *w, size_t t)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < w->n_live; i++) {
-        held_buf *h = &w->hb[w->live[i]];
-        if (h->deadline < t) {
+    for (; w->swept < t; w->swept++) {
+        for (size_t e = w->bucket[w->swept]; e != SIZE_MAX; e = w->entries[e].next) {
+            const held_buf *h = &w->hb[w->entries[e].hb];
+            if (h->deadline != w->swept)
+                continue; /* its deadline grew: it is filed under the later one too */
             if (w->p->opts.strategy != TP_STRATEGY_ARENA) {
                 tp_backend *b = w->a->backends[h->backend];
                 b->free_buffer(b, h->id);
             }
-        } else {
-            w->live[k++] = w->live[i];
         }
     }
-    w->n_live = k;
 }
 
 static int inplace_op(tp_alias_policy policy, tp_op op)
@@ -691,7 +751,7 @@ static tp_status place_arenas(walk *w)
         st = b->alloc(b, len, &id);
         if (st != TP_OK)
             break;
-        st = plan_hold(p, be, id);
+        st = plan_hold(w, be, id);
         if (st != TP_OK) {
             b->free_buffer(b, id);
             break;
@@ -717,14 +777,6 @@ done:
     return st;
 }
 
-static int ref_seen(const tp_bufref *list, size_t n, int backend, size_t id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (list[i].backend == backend && list[i].id == id)
-            return 1;
-    return 0;
-}
-
 static tp_status compute_stats(walk *w, double t0)
 {
     tp_allocator *a = w->a;
@@ -732,15 +784,13 @@ static tp_status compute_stats(walk *w, double t0)
     tp_plan_stats *s = &p->stats;
     memset(s, 0, sizeof *s);
     s->nodes = w->n;
-    tp_bufref *seen = malloc((w->n ? w->n : 1) * sizeof *seen);
+    idmap seen, span;
+    memset(&seen, 0, sizeof seen);
+    memset(&span, 0, sizeof span);
     tp_tensor_lifetime *lt = malloc((w->n + w->n_hb + 1) * sizeof *lt);
-    if (!seen || !lt) {
-        free(seen);
-        free(lt);
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
-    }
+    tp_status st = lt ? TP_OK : tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
     size_t n_seen = 0, m = 0;
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->n && st == TP_OK; i++) {
         const tp_node *node = &w->g->nodes[i];
         /* Saturating: a dead node is never allocated, so nothing else bounds its size, and
          * the naive total of a few huge dead nodes must not wrap to a small number. */
@@ -754,8 +804,13 @@ static tp_status compute_stats(walk *w, double t0)
         s->live_nodes++;
         if (p->alias_of[i] != TP_NO_ALIAS)
             s->aliased_nodes++;
-        if (!ref_seen(seen, n_seen, p->buf[i].backend, p->buf[i].id))
-            seen[n_seen++] = p->buf[i];
+        size_t *slot = idmap_slot(&seen, p->buf[i].backend, p->buf[i].id);
+        if (!slot) {
+            st = tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+            break;
+        }
+        if (*slot == SIZE_MAX)
+            *slot = n_seen++;
         if (!kv && p->alias_of[i] == TP_NO_ALIAS) {
             lt[m].size = bytes;
             lt[m].first_use = w->start[i];
@@ -765,24 +820,26 @@ static tp_status compute_stats(walk *w, double t0)
     }
     s->dead_nodes = w->n - s->live_nodes;
     s->mapped_buffers = n_seen;
-    tp_status st = tp_peak_live_bytes(lt, m, &s->peak_live_bytes);
+    if (st == TP_OK)
+        st = tp_peak_live_bytes(lt, m, &s->peak_live_bytes);
     if (st == TP_OK) {
         /* held spans: per pool buffer from its first acquisition to its last release; in
          * the arena strategy each logical buffer is its own span */
         m = 0;
-        for (size_t i = 0; i < w->n_hb; i++) {
+        for (size_t i = 0; i < w->n_hb && st == TP_OK; i++) {
             const held_buf *h = &w->hb[i];
-            size_t j = 0;
+            size_t j = m;
             if (p->opts.strategy != TP_STRATEGY_ARENA) {
-                for (j = 0; j < m; j++)
-                    if (seen[j].backend == h->backend && seen[j].id == h->id)
-                        break;
-            } else {
-                j = m;
+                size_t *slot = idmap_slot(&span, h->backend, h->id);
+                if (!slot) {
+                    st = tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+                    break;
+                }
+                if (*slot == SIZE_MAX)
+                    *slot = m;
+                j = *slot;
             }
             if (j == m) {
-                seen[m].backend = h->backend;
-                seen[m].id = h->id;
                 lt[m].size = h->elems * sizeof(float);
                 lt[m].first_use = h->first;
                 lt[m].last_use = h->deadline;
@@ -794,9 +851,11 @@ static tp_status compute_stats(walk *w, double t0)
                     lt[j].last_use = h->deadline;
             }
         }
-        st = tp_peak_live_bytes(lt, m, &s->peak_held_bytes);
+        if (st == TP_OK)
+            st = tp_peak_live_bytes(lt, m, &s->peak_held_bytes);
     }
-    free(seen);
+    idmap_free(&seen);
+    idmap_free(&span);
     free(lt);
     if (st != TP_OK)
         return st;
@@ -924,8 +983,12 @@ static tp_status walk_run(walk *w)
              * and the next node was handed the buffer it was reading.) */
             if (p->opts.alias_deadline_fix) {
                 held_buf *h = &w->hb[w->held_of[s]];
-                if (w->last_use[id] > h->deadline)
+                if (w->last_use[id] > h->deadline) {
                     h->deadline = w->last_use[id];
+                    st = track(w, w->held_of[s]);
+                    if (st != TP_OK)
+                        return st;
+                }
             }
             continue;
         }
@@ -982,9 +1045,13 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
     w.is_output = calloc(n1, 1);
     w.start = calloc(n1, sizeof *w.start);
     w.held_of = calloc(n1, sizeof *w.held_of);
+    w.bucket = malloc((n + 1) * sizeof *w.bucket);
+    if (w.bucket)
+        for (size_t k = 0; k <= n; k++)
+            w.bucket[k] = SIZE_MAX;
     if (!p->buf || !p->mapped || !p->alias_of || !w.order || !w.pos || !w.last_use ||
         !w.last_consumer || !w.n_consumers || !w.is_input || !w.is_output || !w.start ||
-        !w.held_of) {
+        !w.held_of || !w.bucket) {
         st = tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
     } else {
         st = walk_run(&w);
