@@ -205,6 +205,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         if (decision) {
             xp.limit = o->capacity;
             xp.deadline = deadline;
+            xp.known_best = best;
+            xp.nodes_before = rep.nodes_explored;
             st = tp_exact_search(tensors, count, &xp, trial, &xr);
             if (st != TP_OK)
                 goto out;
@@ -236,7 +238,10 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 xp.limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
                 xp.minimise = 0;
                 xp.node_limit = EXACT_PROBE_NODES;
+                xp.lower_bound = rep.lower_bound;
                 xp.deadline = deadline;
+                xp.known_best = best;
+                xp.nodes_before = rep.nodes_explored;
                 st = tp_exact_search(tensors, count, &xp, trial, &xr);
                 if (st != TP_OK)
                     goto out;
@@ -262,6 +267,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                 xp.node_limit = 0;
                 xp.lower_bound = rep.lower_bound;
                 xp.deadline = deadline;
+                xp.known_best = best;
+                xp.nodes_before = rep.nodes_explored;
                 st = tp_exact_search(tensors, count, &xp, trial, &xr);
                 if (st != TP_OK)
                     goto out;

@@ -76,6 +76,8 @@ typedef struct ex {
     size_t lower_bound;
     void (*progress)(const struct tp_plan_progress *p, void *user);
     void *user;
+    size_t known_best;
+    unsigned long long nodes_before;
     int nomem;
     uint32_t *scope;     /* per buffer: the independent part it belongs to now */
     uint32_t n_scopes;
@@ -140,11 +142,13 @@ static void report_progress(ex *e, double now)
     if (e->progress == NULL)
         return;
     tp_plan_progress p;
-    p.have_best = e->found;
-    p.best_arena = e->found ? e->best_arena : 0;
+    p.have_best = e->found || e->known_best > 0;
+    p.best_arena = e->found ? e->best_arena : e->known_best;
+    if (e->found && e->known_best > 0 && e->known_best < p.best_arena)
+        p.best_arena = e->known_best;
     p.lower_bound = e->lower_bound;
     p.elapsed_seconds = now - e->start;
-    p.nodes = e->nodes;
+    p.nodes = e->nodes_before + e->nodes;
     e->progress(&p, e->user);
     e->last_progress = now;
 }
@@ -597,6 +601,8 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     e.lower_bound = params->lower_bound;
     e.progress = params->progress;
     e.user = params->user;
+    e.known_best = params->known_best;
+    e.nodes_before = params->nodes_before;
 
     size_t m = 0;
     for (size_t i = 0; i < count; i++)

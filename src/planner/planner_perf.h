@@ -55,6 +55,8 @@ typedef struct tp_exact_params {
     unsigned long long node_limit; /* 0 = none; a deterministic budget (tests)          */
     double start;               /* CLOCK_MONOTONIC seconds at the start of the whole call */
     size_t lower_bound;         /* for progress reports and an early stop                 */
+    size_t known_best;          /* for progress reports: best arena known so far, 0 = none */
+    unsigned long long nodes_before; /* for progress reports: nodes of earlier searches  */
     void (*progress)(const struct tp_plan_progress *p, void *user);
     void *user;
 } tp_exact_params;
