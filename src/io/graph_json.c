@@ -307,30 +307,43 @@ static tp_status read_id_list(const rctx *r, const cJSON *root, const char *key,
     if (!cJSON_IsArray(arr))
         return bad(r, key, "expected an array of node ids, got %s", describe(arr, buf, sizeof buf));
     snprintf(what, sizeof what, "a node id smaller than %zu (the node count)", n_nodes);
+    /* Outputs are a set: a flag per node finds a repeat in constant time (a search of the
+     * list so far made a file of many outputs quadratic). */
+    unsigned char *listed = outputs ? calloc(n_nodes ? n_nodes : 1, 1) : NULL;
+    if (outputs && !listed)
+        return tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
+    size_t **list = outputs ? &g->outputs : &g->inputs;
+    size_t *count = outputs ? &g->n_outputs : &g->n_inputs;
+    size_t *cap = outputs ? &g->cap_outputs : &g->cap_inputs;
+    tp_status st = TP_OK;
     size_t k = 0;
-    for (const cJSON *e = arr->child; e; e = e->next, k++) {
+    for (const cJSON *e = arr->child; e && st == TP_OK; e = e->next, k++) {
         int64_t v = 0;
         snprintf(path, sizeof path, "%s[%zu]", key, k);
-        TRY(get_int(r, e, path, 0, (double)n_nodes - 1, what, &v));
+        st = get_int(r, e, path, 0, (double)n_nodes - 1, what, &v);
+        if (st != TP_OK)
+            break;
         if (outputs) {
-            for (size_t j = 0; j < g->n_outputs; j++)
-                if (g->outputs[j] == (size_t)v)
-                    return bad(r, path, "expected a distinct node id, got %lld again",
-                               (long long)v);
-            TRY(tp_graph_mark_output(g, (size_t)v));
-        } else {
-            if (g->n_inputs == g->cap_inputs) {
-                size_t cap = g->cap_inputs ? 2 * g->cap_inputs : 8;
-                size_t *p = realloc(g->inputs, cap * sizeof *p);
-                if (!p)
-                    return tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
-                g->inputs = p;
-                g->cap_inputs = cap;
+            if (listed[v]) {
+                st = bad(r, path, "expected a distinct node id, got %lld again", (long long)v);
+                break;
             }
-            g->inputs[g->n_inputs++] = (size_t)v;
+            listed[v] = 1;
         }
+        if (*count == *cap) {
+            size_t c = *cap ? 2 * *cap : 8;
+            size_t *p = realloc(*list, c * sizeof *p);
+            if (!p) {
+                st = tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
+                break;
+            }
+            *list = p;
+            *cap = c;
+        }
+        (*list)[(*count)++] = (size_t)v;
     }
-    return TP_OK;
+    free(listed);
+    return st;
 }
 
 static tp_status read_graph(const rctx *r, const cJSON *root, tp_graph *g)
