@@ -409,6 +409,9 @@ MUT(m_zero_shape, g->nodes[b->s].shape[2] = 0)
 MUT(m_backend, g->nodes[b->s].backend = TP_MAX_BACKENDS)
 MUT(m_inputs_not_input, g->inputs[2] = b->s)
 MUT(m_dup_input_name, strcpy(g->nodes[b->x].name, "positions"))
+/* two repeats, inputs[2] (positions) and inputs[3] (token_ids): the first one is named */
+MUT(m_two_repeats, size_t extra; strcpy(g->nodes[b->x].name, "positions");
+    assert_int_equal(tp_graph_add_input(g, "token_ids", 3, TP_DTYPE_I32, &extra), TP_OK))
 MUT(m_store_tokens, g->nodes[b->st].shape[1] = 2; g->nodes[b->ld].shape[1] = 2; g->n_ctx = 2)
 MUT(m_eps, g->nodes[b->norm].p.eps = -1.0f)
 MUT(m_src_range, g->nodes[b->m].src[1] = 1000)
@@ -444,6 +447,7 @@ static void test_validate_refusals(void **state)
         {"backend", m_backend, "(s)", "backend", "expected a backend"},
         {"inputs entry", m_inputs_not_input, NULL, "inputs[2]", "id of an input node"},
         {"duplicate input", m_dup_input_name, NULL, "inputs[2]", "distinct input"},
+        {"first of two repeats", m_two_repeats, NULL, "inputs[2]", "distinct input"},
         {"store over ctx", m_store_tokens, "(store)", "src[0]", "at most 2 tokens"},
         {"eps", m_eps, "(norm)", "eps", "eps >= 0"},
         {"src range", m_src_range, "(m)", "src[1]", "out of range"},

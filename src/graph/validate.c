@@ -18,6 +18,7 @@ typedef struct vctx {
     char *where;
     size_t where_size;
     size_t *kv_first; /* per KV node: the first KV node of its layer; else SIZE_MAX */
+    unsigned char *listed; /* per node: named in inputs[]                            */
 } vctx;
 
 static tp_status refuse(vctx *c, size_t node, const char *where, const char *fmt, ...)
@@ -190,15 +191,11 @@ static tp_status validate_node(vctx *c, size_t i)
     }
 
     switch (nd->op) {
-    case TP_OP_INPUT: {
-        int listed = 0;
-        for (size_t k = 0; k < g->n_inputs; k++)
-            listed |= g->inputs[k] == i;
-        if (!listed)
+    case TP_OP_INPUT:
+        if (!c->listed[i])
             return refuse(c, i, "op", "expected every input node to be listed in inputs, "
                           "node %zu is not", i);
         break;
-    }
     case TP_OP_GET_ROWS:
         if (!is_matrix(nd))
             return refuse(c, i, "shape", "expected [d, rows, 1, 1] for get_rows, got %s",
@@ -395,10 +392,47 @@ static tp_status find_kv_first(const tp_graph *g, size_t **out)
     return TP_OK;
 }
 
+typedef struct name_key {
+    const char *name;
+    size_t k; /* position in inputs[] */
+} name_key;
+
+static int cmp_name_key(const void *pa, const void *pb)
+{
+    const name_key *a = pa, *b = pb;
+    int d = strcmp(a->name, b->name);
+    if (d)
+        return d;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* The first position in inputs[] whose name an earlier entry already has (the same node
+ * twice has the same name), or SIZE_MAX. Sorted by name: a pairwise search made a file of
+ * many inputs quadratic. */
+static tp_status find_repeated_input(const tp_graph *g, size_t *repeat)
+{
+    *repeat = SIZE_MAX;
+    if (g->n_inputs < 2)
+        return TP_OK;
+    name_key *keys = malloc(g->n_inputs * sizeof *keys);
+    if (!keys)
+        return tp_fail(TP_ERR_NOMEM, "graph validation: out of memory");
+    for (size_t k = 0; k < g->n_inputs; k++) {
+        keys[k].name = g->nodes[g->inputs[k]].name;
+        keys[k].k = k;
+    }
+    qsort(keys, g->n_inputs, sizeof *keys, cmp_name_key);
+    for (size_t i = 1; i < g->n_inputs; i++)
+        if (strcmp(keys[i - 1].name, keys[i].name) == 0 && keys[i].k < *repeat)
+            *repeat = keys[i].k;
+    free(keys);
+    return TP_OK;
+}
+
 tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
                                    size_t where_size)
 {
-    vctx c = {graph, SIZE_MAX, where, where_size, NULL};
+    vctx c = {graph, SIZE_MAX, where, where_size, NULL, NULL};
     if (bad_node)
         *bad_node = SIZE_MAX;
     if (where && where_size)
@@ -414,19 +448,27 @@ tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char
                                   tp_op_name(graph->nodes[id].op));
             return st;
         }
-        /* Inputs are filled by name, so a name must designate one input. */
-        for (size_t j = 0; j < k; j++) {
-            if (graph->inputs[j] == id ||
-                strcmp(graph->nodes[graph->inputs[j]].name, graph->nodes[id].name) == 0)
-                return refuse(&c, SIZE_MAX, w, "expected a distinct input, got node %zu (%s) "
-                              "again", id, graph->nodes[id].name);
-        }
     }
-    TRY(find_kv_first(graph, &c.kv_first));
-    tp_status st = TP_OK;
+    /* Inputs are filled by name, so a name must designate one input. */
+    size_t repeat;
+    TRY(find_repeated_input(graph, &repeat));
+    if (repeat != SIZE_MAX) {
+        size_t id = graph->inputs[repeat];
+        char w[32];
+        snprintf(w, sizeof w, "inputs[%zu]", repeat);
+        return refuse(&c, SIZE_MAX, w, "expected a distinct input, got node %zu (%s) again", id,
+                      graph->nodes[id].name);
+    }
+    c.listed = calloc(graph->n_nodes ? graph->n_nodes : 1, 1);
+    if (!c.listed)
+        return tp_fail(TP_ERR_NOMEM, "graph validation: out of memory");
+    for (size_t k = 0; k < graph->n_inputs; k++)
+        c.listed[graph->inputs[k]] = 1;
+    tp_status st = find_kv_first(graph, &c.kv_first);
     for (size_t i = 0; i < graph->n_nodes && st == TP_OK; i++)
         st = validate_node(&c, i);
     free(c.kv_first);
+    free(c.listed);
     if (st != TP_OK && bad_node)
         *bad_node = c.node;
     return st;
