@@ -413,11 +413,24 @@ static void kv_region_names_counts_and_refusals(void **state)
                          TP_OK);
     assert_int_not_equal(tp_alloc_ensure_kv(a, 0, TP_BACKEND_QUEUED, width * 32, &k, &v), TP_OK);
     assert_int_equal(tp_alloc_persistent_count(a), 2 * (size_t)c.n_layer);
-    /* a persistent name is unique */
+    /* a persistent name is unique, whichever comes first: a caller's region cannot take a
+     * KV name, and a new layer's KV cannot take a caller's region's name */
     assert_int_not_equal(tp_alloc_persistent(a, "kv.0.k", TP_BACKEND_CPU, 4, NULL), TP_OK);
+    assert_int_equal(tp_alloc_persistent(a, "kv.40.v", TP_BACKEND_CPU, 4, NULL), TP_OK);
+    assert_int_equal(tp_alloc_persistent(a, "kv.41.k", TP_BACKEND_CPU, 4, NULL), TP_OK);
+    assert_int_not_equal(tp_alloc_ensure_kv(a, 41, TP_BACKEND_CPU, 4, NULL, NULL), TP_OK);
+    assert_non_null(strstr(tp_last_error(), "kv.41.k"));
+    assert_int_not_equal(tp_alloc_ensure_kv(a, 40, TP_BACKEND_CPU, 4, NULL, NULL), TP_OK);
+    assert_non_null(strstr(tp_last_error(), "kv.40.v"));
+    assert_false(tp_alloc_kv_pair(a, 41, NULL, NULL));
+    assert_false(tp_alloc_kv_pair(a, 40, NULL, NULL));
+    /* a refused layer leaves no half pair behind (regions are never freed) */
+    size_t regions = 2 * (size_t)c.n_layer + 2;
+    assert_int_equal(tp_alloc_persistent_count(a), regions);
+    assert_null(tp_alloc_find_persistent(a, "kv.40.k"));
     /* the original graph plans again with the same regions */
     assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
-    assert_int_equal(tp_alloc_persistent_count(a), 2 * (size_t)c.n_layer);
+    assert_int_equal(tp_alloc_persistent_count(a), regions);
     assert_sound(a, g);
     tp_allocator_destroy(a);
     tp_graph_destroy(gq);

@@ -54,6 +54,9 @@ struct tp_allocator {
     tp_backend *backends[TP_MAX_BACKENDS];
     tp_persistent_region *persistent;
     size_t n_persistent, cap_persistent;
+    /* Regions named by callers (not KV), for named_clash. */
+    size_t *named;
+    size_t n_named, cap_named;
     kv_entry *kv;
     size_t n_kv, cap_kv;
     tp_plan *plan;
@@ -239,6 +242,7 @@ void tp_allocator_destroy(tp_allocator *a)
         if (a->backends[i])
             a->backends[i]->destroy(a->backends[i]);
     free(a->persistent);
+    free(a->named);
     free(a->kv);
     free(a);
 }
@@ -310,13 +314,28 @@ const tp_persistent_region *tp_alloc_find_persistent(const tp_allocator *a, cons
     return NULL;
 }
 
+/* Whether a caller's region already has this name. A layer without KV regions can clash
+ * with nothing else, so creating the KV of many layers does not search every region. */
+static int named_clash(const tp_allocator *a, const char *name)
+{
+    for (size_t i = 0; i < a->n_named; i++)
+        if (strcmp(a->persistent[a->named[i]].name, name) == 0)
+            return 1;
+    return 0;
+}
+
 static tp_status persistent_new(tp_allocator *a, const char *name, int backend, size_t elems,
-                                size_t *index)
+                                int kv, size_t *index)
 {
     if (strlen(name) >= TP_NAME_MAX)
         return tp_fail(TP_ERR_INVALID, "persistent region name '%s' is too long", name);
-    if (tp_alloc_find_persistent(a, name))
-        return tp_fail(TP_ERR_INVALID, "persistent region '%s' exists already", name);
+    /* KV names were checked by the caller (see named_clash) */
+    if (!kv) {
+        if (tp_alloc_find_persistent(a, name))
+            return tp_fail(TP_ERR_INVALID, "persistent region '%s' exists already", name);
+        if (!grow((void **)&a->named, &a->cap_named, a->n_named + 1, sizeof *a->named))
+            return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    }
     tp_backend *b = tp_alloc_backend(a, backend);
     if (!b)
         return tp_fail(TP_ERR_INVALID, "persistent region '%s': no backend %d", name, backend);
@@ -337,6 +356,8 @@ static tp_status persistent_new(tp_allocator *a, const char *name, int backend, 
     r->backend = backend;
     r->id = id;
     r->elems = elems;
+    if (!kv)
+        a->named[a->n_named++] = a->n_persistent;
     *index = a->n_persistent++;
     return TP_OK;
 }
@@ -347,7 +368,7 @@ tp_status tp_alloc_persistent(tp_allocator *a, const char *name, int backend, si
     if (!a || !name)
         return tp_fail(TP_ERR_INVALID, "tp_alloc_persistent: NULL argument");
     size_t idx;
-    tp_status st = persistent_new(a, name, backend, elems, &idx);
+    tp_status st = persistent_new(a, name, backend, elems, 0, &idx);
     if (st == TP_OK && out)
         *out = region_ref(&a->persistent[idx]);
     return st;
@@ -396,14 +417,19 @@ tp_status tp_alloc_ensure_kv(tp_allocator *a, int layer, int backend, size_t ele
     }
     if (!grow((void **)&a->kv, &a->cap_kv, a->n_kv + 1, sizeof *a->kv))
         return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
-    char name[TP_NAME_MAX];
+    char kname[TP_NAME_MAX], vname[TP_NAME_MAX];
     size_t ik, iv;
-    snprintf(name, sizeof name, "kv.%d.k", layer);
-    tp_status st = persistent_new(a, name, backend, elems, &ik);
+    snprintf(kname, sizeof kname, "kv.%d.k", layer);
+    snprintf(vname, sizeof vname, "kv.%d.v", layer);
+    /* both names before either region, so a refusal leaves no half pair behind */
+    for (int i = 0; i < 2; i++)
+        if (named_clash(a, i ? vname : kname))
+            return tp_fail(TP_ERR_INVALID, "persistent region '%s' exists already",
+                           i ? vname : kname);
+    tp_status st = persistent_new(a, kname, backend, elems, 1, &ik);
     if (st != TP_OK)
         return st;
-    snprintf(name, sizeof name, "kv.%d.v", layer);
-    st = persistent_new(a, name, backend, elems, &iv);
+    st = persistent_new(a, vname, backend, elems, 1, &iv);
     if (st != TP_OK)
         return st;
     a->kv[a->n_kv].layer = layer;
