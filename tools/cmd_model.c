@@ -41,21 +41,13 @@ void tp_help_model(FILE *out)
         tp_model_builtin_names(), DEFAULT_PROMPT, DEFAULT_N_CTX);
 }
 
+/* A decimal count in [lo, hi] as a size_t; prints the error itself (tp_cli_parse_count). */
 static int parse_count(const char *flag, const char *text, size_t lo, size_t hi, size_t *value)
 {
-    size_t v = 0;
-    int ok = *text != '\0';
-    for (const char *c = text; ok && *c; c++) {
-        if (*c < '0' || *c > '9' || v > (SIZE_MAX - 9) / 10)
-            ok = 0;
-        else
-            v = v * 10 + (size_t)(*c - '0');
-    }
-    if (!ok || v < lo || v > hi) {
-        tp_cli_error("%s '%s': expected an integer from %zu to %zu", flag, text, lo, hi);
+    unsigned long long v;
+    if (tp_cli_parse_count(flag, text, lo, hi, &v) != 0)
         return -1;
-    }
-    *value = v;
+    *value = (size_t)v;
     return 0;
 }
 
