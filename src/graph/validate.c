@@ -127,13 +127,6 @@ static tp_status want_heads(vctx *c, size_t i, int n_head, const char *key)
     return TP_OK;
 }
 
-#define TRY(expr)                                                                              \
-    do {                                                                                       \
-        tp_status st_ = (expr);                                                                \
-        if (st_ != TP_OK)                                                                      \
-            return st_;                                                                        \
-    } while (0)
-
 static tp_status validate_node(vctx *c, size_t i)
 {
     const tp_graph *g = c->g;
@@ -204,26 +197,26 @@ static tp_status validate_node(vctx *c, size_t i)
             if (!nd->p.weight[0])
                 return refuse(c, i, "weight",
                               "expected the name of the table get_rows reads, got none");
-            TRY(want_index_src(c, i, 0, nd->shape[1], "row ids"));
+            TP_TRY(want_index_src(c, i, 0, nd->shape[1], "row ids"));
         } else {
             const tp_node *x = &g->nodes[nd->src[0]];
-            TRY(want_f32_src(c, i, 0));
+            TP_TRY(want_f32_src(c, i, 0));
             if (!is_matrix(x) || x->shape[0] != nd->shape[0])
                 return refuse(c, i, "src[0]", "expected rows of width %lld, got node %zu (%s) "
                               "of shape %s", (long long)nd->shape[0], x->id, x->name,
                               shape_str(x, a, sizeof a));
-            TRY(want_index_src(c, i, 1, nd->shape[1], "row ids"));
+            TP_TRY(want_index_src(c, i, 1, nd->shape[1], "row ids"));
         }
         break;
     case TP_OP_RMS_NORM:
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_same_shape_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_same_shape_src(c, i, 0));
         if (!isfinite(nd->p.eps) || nd->p.eps < 0.0f)
             return refuse(c, i, "eps", "expected a finite eps >= 0, got %g", (double)nd->p.eps);
         break;
     case TP_OP_MUL_MAT: {
         const tp_node *x = &g->nodes[nd->src[0]];
-        TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 0));
         if (!nd->p.weight[0])
             return refuse(c, i, "weight", "expected the name of the matrix mul_mat applies, got "
                           "none");
@@ -236,13 +229,13 @@ static tp_status validate_node(vctx *c, size_t i)
         break;
     }
     case TP_OP_ROPE:
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_same_shape_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_same_shape_src(c, i, 0));
         if (!is_matrix(nd))
             return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for rope, got %s",
                           shape_str(nd, a, sizeof a));
-        TRY(want_index_src(c, i, 1, nd->shape[1], "positions"));
-        TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+        TP_TRY(want_index_src(c, i, 1, nd->shape[1], "positions"));
+        TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
         if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
             return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
                           (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
@@ -251,10 +244,10 @@ static tp_status validate_node(vctx *c, size_t i)
                           (double)nd->p.rope_base);
         break;
     case TP_OP_KV_STORE: {
-        TRY(want_layer(c, i));
+        TP_TRY(want_layer(c, i));
         const tp_node *k = &g->nodes[nd->src[0]], *v = &g->nodes[nd->src[1]];
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_f32_src(c, i, 1));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 1));
         if (!is_matrix(k) || k->shape[0] != nd->shape[0])
             return refuse(c, i, "src[0]", "expected K of shape [%lld, tokens, 1, 1], got node "
                           "%zu (%s) of shape %s", (long long)nd->shape[0], k->id, k->name,
@@ -266,17 +259,17 @@ static tp_status validate_node(vctx *c, size_t i)
         if (k->shape[1] > nd->shape[1])
             return refuse(c, i, "src[0]", "expected at most %lld tokens (the context), got %lld",
                           (long long)nd->shape[1], (long long)k->shape[1]);
-        TRY(want_index_src(c, i, 2, k->shape[1], "positions"));
+        TP_TRY(want_index_src(c, i, 2, k->shape[1], "positions"));
         break;
     }
     case TP_OP_KV_LOAD:
-        TRY(want_layer(c, i));
+        TP_TRY(want_layer(c, i));
         break;
     case TP_OP_ATTN: {
-        TRY(want_layer(c, i));
+        TP_TRY(want_layer(c, i));
         const tp_node *kv = &g->nodes[nd->src[1]];
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_same_shape_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_same_shape_src(c, i, 0));
         if (!is_matrix(nd))
             return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for attn, got %s",
                           shape_str(nd, a, sizeof a));
@@ -284,8 +277,8 @@ static tp_status validate_node(vctx *c, size_t i)
             return refuse(c, i, "src[1]", "expected a kv_load of layer %d, got node %zu (%s), "
                           "op %s of layer %d", nd->p.layer, kv->id, kv->name,
                           tp_op_name(kv->op), kv->p.layer);
-        TRY(want_index_src(c, i, 2, nd->shape[1], "positions"));
-        TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+        TP_TRY(want_index_src(c, i, 2, nd->shape[1], "positions"));
+        TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
         if (nd->p.n_head_kv <= 0 || nd->p.n_head % nd->p.n_head_kv != 0)
             return refuse(c, i, "n_head_kv", "expected a positive divisor of n_head %d, got %d",
                           nd->p.n_head, nd->p.n_head_kv);
@@ -302,14 +295,14 @@ static tp_status validate_node(vctx *c, size_t i)
     case TP_OP_ADD:
     case TP_OP_MUL:
     case TP_OP_SWIGLU:
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_f32_src(c, i, 1));
-        TRY(want_same_shape_src(c, i, 0));
-        TRY(want_same_shape_src(c, i, 1));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 1));
+        TP_TRY(want_same_shape_src(c, i, 0));
+        TP_TRY(want_same_shape_src(c, i, 1));
         break;
     case TP_OP_SILU:
-        TRY(want_f32_src(c, i, 0));
-        TRY(want_same_shape_src(c, i, 0));
+        TP_TRY(want_f32_src(c, i, 0));
+        TP_TRY(want_same_shape_src(c, i, 0));
         break;
     case TP_OP_COUNT:
         break;
@@ -437,7 +430,7 @@ tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char
         *bad_node = SIZE_MAX;
     if (where && where_size)
         where[0] = '\0';
-    TRY(tp_graph_check(graph));
+    TP_TRY(tp_graph_check(graph));
     for (size_t k = 0; k < graph->n_inputs; k++) {
         size_t id = graph->inputs[k];
         char w[32];
@@ -451,7 +444,7 @@ tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char
     }
     /* Inputs are filled by name, so a name must designate one input. */
     size_t repeat;
-    TRY(find_repeated_input(graph, &repeat));
+    TP_TRY(find_repeated_input(graph, &repeat));
     if (repeat != SIZE_MAX) {
         size_t id = graph->inputs[repeat];
         char w[32];

@@ -196,13 +196,6 @@ static const char *op_list(char *list, size_t size)
     return list;
 }
 
-#define TRY(expr)                                                                              \
-    do {                                                                                       \
-        tp_status st_ = (expr);                                                                \
-        if (st_ != TP_OK)                                                                      \
-            return st_;                                                                        \
-    } while (0)
-
 static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *nd)
 {
     char path[96], buf[96];
@@ -211,7 +204,7 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
     snprintf(path, sizeof path, "nodes[%zu]", i);
     if (!cJSON_IsObject(obj))
         return bad(r, path, "expected a node object, got %s", describe(obj, buf, sizeof buf));
-    TRY(no_duplicate_keys(r, obj, path));
+    TP_TRY(no_duplicate_keys(r, obj, path));
 
 #define FIELD(key) (snprintf(path, sizeof path, "nodes[%zu].%s", i, key), \
                     cJSON_GetObjectItemCaseSensitive(obj, key))
@@ -221,7 +214,7 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
     if (!cJSON_IsNumber(it) || it->valuedouble != (double)i)
         return bad(r, path, "expected %s, got %s", what, describe(it, buf, sizeof buf));
 
-    TRY(get_string(r, FIELD("name"), path, nd->name, sizeof nd->name, "a name"));
+    TP_TRY(get_string(r, FIELD("name"), path, nd->name, sizeof nd->name, "a name"));
 
     it = FIELD("op");
     if (!cJSON_IsString(it) || tp_op_from_name(it->valuestring, &nd->op) != TP_OK) {
@@ -239,7 +232,7 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
         int d = 0;
         for (const cJSON *e = it->child; e; e = e->next, d++) {
             snprintf(path, sizeof path, "nodes[%zu].shape[%d]", i, d);
-            TRY(get_int(r, e, path, 1, MAX_EXACT_INT, "a positive integer", &v));
+            TP_TRY(get_int(r, e, path, 1, MAX_EXACT_INT, "a positive integer", &v));
             nd->shape[d] = v;
         }
     }
@@ -267,12 +260,12 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
         snprintf(path, sizeof path, "nodes[%zu].src[%zu]", i, nd->n_src);
         /* Sources must precede their node: that keeps id order a topological order (and
          * rules out cycles) before any other check runs. */
-        TRY(get_int(r, e, path, 0, (double)i - 1, what, &v));
+        TP_TRY(get_int(r, e, path, 0, (double)i - 1, what, &v));
         nd->src[nd->n_src] = (size_t)v;
     }
 
     if ((it = FIELD("layer"))) {
-        TRY(get_int(r, it, path, -1, INT_MAX, "a layer index (an integer >= 0, or -1 for none)",
+        TP_TRY(get_int(r, it, path, -1, INT_MAX, "a layer index (an integer >= 0, or -1 for none)",
                     &v));
         nd->p.layer = (int)v;
     } else if (nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD || nd->op == TP_OP_ATTN) {
@@ -280,21 +273,21 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
                    tp_op_name(nd->op));
     }
     if ((it = FIELD("eps")))
-        TRY(get_float(r, it, path, &nd->p.eps));
+        TP_TRY(get_float(r, it, path, &nd->p.eps));
     if ((it = FIELD("rope_base")))
-        TRY(get_float(r, it, path, &nd->p.rope_base));
+        TP_TRY(get_float(r, it, path, &nd->p.rope_base));
     static const char *const int_keys[] = {"n_head", "n_head_kv", "head_dim"};
     int *int_dst[] = {&nd->p.n_head, &nd->p.n_head_kv, &nd->p.head_dim};
     for (int k = 0; k < 3; k++) {
         if ((it = FIELD(int_keys[k]))) {
-            TRY(get_int(r, it, path, 0, INT_MAX, "an integer >= 0", &v));
+            TP_TRY(get_int(r, it, path, 0, INT_MAX, "an integer >= 0", &v));
             *int_dst[k] = (int)v;
         }
     }
     if ((it = FIELD("weight")))
-        TRY(get_string(r, it, path, nd->p.weight, sizeof nd->p.weight, "a weight name"));
+        TP_TRY(get_string(r, it, path, nd->p.weight, sizeof nd->p.weight, "a weight name"));
     if ((it = FIELD("bias")))
-        TRY(get_string(r, it, path, nd->p.bias, sizeof nd->p.bias, "a bias name"));
+        TP_TRY(get_string(r, it, path, nd->p.bias, sizeof nd->p.bias, "a bias name"));
 #undef FIELD
     return collect_extra(obj, node_keys, &nd->extra);
 }
@@ -352,7 +345,7 @@ static tp_status read_graph(const rctx *r, const cJSON *root, tp_graph *g)
     if (!cJSON_IsObject(root))
         return bad(r, NULL, "expected a JSON object at the top level, got %s",
                    describe(root, buf, sizeof buf));
-    TRY(no_duplicate_keys(r, root, "(top level)"));
+    TP_TRY(no_duplicate_keys(r, root, "(top level)"));
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(it) || strcmp(it->valuestring, FORMAT_NAME) != 0)
         return bad(r, "format", "expected \"" FORMAT_NAME "\", got %s",
@@ -362,7 +355,7 @@ static tp_status read_graph(const rctx *r, const cJSON *root, tp_graph *g)
         return bad(r, "version", "expected %d, got %s", FORMAT_VERSION,
                    describe(it, buf, sizeof buf));
     if ((it = cJSON_GetObjectItemCaseSensitive(root, "model")))
-        TRY(get_string(r, it, "model", g->model, sizeof g->model, "a model name"));
+        TP_TRY(get_string(r, it, "model", g->model, sizeof g->model, "a model name"));
     if ((it = cJSON_GetObjectItemCaseSensitive(root, "kind"))) {
         if (!cJSON_IsString(it) ||
             (strcmp(it->valuestring, "prefill") != 0 && strcmp(it->valuestring, "decode") != 0))
@@ -372,7 +365,7 @@ static tp_status read_graph(const rctx *r, const cJSON *root, tp_graph *g)
     }
     if ((it = cJSON_GetObjectItemCaseSensitive(root, "n_ctx"))) {
         int64_t v = 0;
-        TRY(get_int(r, it, "n_ctx", 1, MAX_EXACT_INT, "a positive context length", &v));
+        TP_TRY(get_int(r, it, "n_ctx", 1, MAX_EXACT_INT, "a positive context length", &v));
         g->n_ctx = v;
     }
 
@@ -390,9 +383,9 @@ static tp_status read_graph(const rctx *r, const cJSON *root, tp_graph *g)
         if (st != TP_OK)
             return st;
     }
-    TRY(read_id_list(r, root, "inputs", g->n_nodes, g, 0));
-    TRY(read_id_list(r, root, "outputs", g->n_nodes, g, 1));
-    TRY(collect_extra(root, top_keys, &g->extra));
+    TP_TRY(read_id_list(r, root, "inputs", g->n_nodes, g, 0));
+    TP_TRY(read_id_list(r, root, "outputs", g->n_nodes, g, 1));
+    TP_TRY(collect_extra(root, top_keys, &g->extra));
 
     size_t bad_node;
     char where[32];
@@ -624,7 +617,7 @@ static tp_status write_node(tp_gtext *t, const tp_node *nd)
         tp_gtext_puts(t, ", \"bias\": ");
         tp_gtext_json_string(t, nd->p.bias);
     }
-    TRY(write_extra(t, nd->extra, node_keys, owner, ", "));
+    TP_TRY(write_extra(t, nd->extra, node_keys, owner, ", "));
     tp_gtext_puts(t, "}");
     return TP_OK;
 }
@@ -634,7 +627,7 @@ tp_status tp_graph_to_json(const tp_graph *graph, char **out)
     if (!graph || !out)
         return tp_fail(TP_ERR_INVALID, "tp_graph_to_json: NULL argument");
     *out = NULL;
-    TRY(tp_graph_check(graph));
+    TP_TRY(tp_graph_check(graph));
     for (size_t i = 0; i < graph->n_nodes; i++)
         for (size_t s = 0; s < graph->nodes[i].n_src; s++)
             if (graph->nodes[i].src[s] >= i)
@@ -681,7 +674,7 @@ tp_status tp_graph_save_json(const tp_graph *graph, const char *path)
     if (!path)
         return tp_fail(TP_ERR_INVALID, "tp_graph_save_json: NULL path");
     char *text;
-    TRY(tp_graph_to_json(graph, &text));
+    TP_TRY(tp_graph_to_json(graph, &text));
     tp_status st = tp_gtext_write_file(path, text);
     free(text);
     return st;
