@@ -5,9 +5,9 @@
 
 #include "cli.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/decode.h"
 #include "tensorplan/model.h"
 
-#define DEFAULT_N_CTX 4096
 
 void tp_help_graph(FILE *out)
 {
@@ -47,7 +47,7 @@ void tp_help_graph(FILE *out)
         "  tensorplan graph qwen2.5-0.5b --tokens 440 --n-out 1 --json prefill.json\n"
         "  tensorplan graph tiny --tokens 4 --queued-layers 2 --dot tiny.dot\n"
         "  dot -Tsvg tiny.dot -o tiny.svg\n",
-        tp_model_builtin_names(), DEFAULT_N_CTX);
+        tp_model_builtin_names(), TP_DEFAULT_N_CTX);
 }
 
 /* A decimal count in [lo, hi] as a size_t; prints the error itself (tp_cli_parse_count). */
@@ -122,7 +122,7 @@ int tp_cmd_graph(int argc, char **argv)
         return TP_EXIT_USAGE;
     }
     const size_t max_ctx = (size_t)cfg.max_ctx;
-    size_t tokens, n_out, n_ctx = DEFAULT_N_CTX, queued = 0;
+    size_t tokens, n_out, n_ctx = TP_DEFAULT_N_CTX, queued = 0;
     if (parse_count("--tokens", tokens_s, 1, max_ctx, &tokens) != 0)
         return TP_EXIT_USAGE;
     n_out = tokens;
@@ -132,11 +132,10 @@ int tp_cmd_graph(int argc, char **argv)
         return TP_EXIT_USAGE;
     if (queued_s && parse_count("--queued-layers", queued_s, 0, (size_t)cfg.n_layer, &queued) != 0)
         return TP_EXIT_USAGE;
-    /* The same rule a run uses, so the graph's KV regions are the ones a run would create. */
-    if (n_ctx < tokens)
-        n_ctx = tokens;
-    if (n_ctx > max_ctx)
-        n_ctx = max_ctx;
+    /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
+    tp_session_options ctx_opts = tp_session_options_default();
+    ctx_opts.n_ctx = n_ctx;
+    n_ctx = tp_session_context(&cfg, &ctx_opts, tokens);
 
     tp_graph_params params = {.n_tokens = tokens,
                               .n_out = n_out,

@@ -5,9 +5,9 @@
 
 #include "cli.h"
 #include "tensorplan/alloc.h"
+#include "tensorplan/decode.h"
 #include "tensorplan/model.h"
 
-#define DEFAULT_N_CTX 4096
 #define DEFAULT_PROMPT 440
 
 void tp_help_model(FILE *out)
@@ -38,7 +38,7 @@ void tp_help_model(FILE *out)
         "\n"
         "example:\n"
         "  tensorplan model qwen2.5-0.5b --prompt 440\n",
-        tp_model_builtin_names(), DEFAULT_PROMPT, DEFAULT_N_CTX);
+        tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX);
 }
 
 /* A decimal count in [lo, hi] as a size_t; prints the error itself (tp_cli_parse_count). */
@@ -149,18 +149,17 @@ int tp_cmd_model(int argc, char **argv)
         tp_cli_error("model: %s", tp_last_error());
         return TP_EXIT_USAGE;
     }
-    size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = DEFAULT_N_CTX;
+    size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
     if (prompt > max_ctx)
         prompt = max_ctx;
     if (prompt_s && parse_count("--prompt", prompt_s, 1, max_ctx, &prompt) != 0)
         return TP_EXIT_USAGE;
     if (n_ctx_s && parse_count("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
         return TP_EXIT_USAGE;
-    /* computed once, so prefill and decode size the same KV regions */
-    if (n_ctx < prompt)
-        n_ctx = prompt;
-    if (n_ctx > max_ctx)
-        n_ctx = max_ctx;
+    /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
+    tp_session_options ctx_opts = tp_session_options_default();
+    ctx_opts.n_ctx = n_ctx;
+    n_ctx = tp_session_context(&cfg, &ctx_opts, prompt);
 
     size_t params = weight_params(&cfg);
     size_t kv_elems = (size_t)(cfg.n_head_kv * cfg.head_dim) * n_ctx;
