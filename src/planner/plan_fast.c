@@ -73,45 +73,89 @@ static int set_add(span_set *set, size_t s, size_t e)
     return 1;
 }
 
-typedef struct cursor {
-    const span *v;
-    size_t n, pos;
-} cursor;
+/* A free address range [start, end) of the union seen so far; end == SIZE_MAX means unbounded
+ * (no block starts at SIZE_MAX: a block has size >= 1 and its end fits in size_t). */
+typedef span piece;
 
-static size_t cursor_key(const cursor *cur, uint32_t i)
+/* A growable array of pieces. */
+typedef struct piece_list {
+    piece *v;
+    size_t n, cap;
+} piece_list;
+
+static int pieces_reserve(piece_list *l, size_t need)
 {
-    return cur[i].v[cur[i].pos].start;
+    if (need <= l->cap)
+        return 1;
+    size_t cap = l->cap ? l->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    piece *v = realloc(l->v, cap * sizeof *v);
+    if (v == NULL)
+        return 0;
+    l->v = v;
+    l->cap = cap;
+    return 1;
 }
 
-/* A binary min-heap of cursor indices keyed by their current block's start. */
-static void heap_push(uint32_t *heap, size_t n, const cursor *cur, uint32_t x)
+/* The free ranges of one coalesced set that are at least `size` long: the leading range
+ * [0, first start), the gaps between blocks, and the unbounded range above the last block
+ * (always kept: later sets may cut real gaps out of it). */
+static void pieces_of_set(const span_set *set, size_t size, piece_list *out)
 {
-    size_t i = n;
-    heap[i] = x;
-    while (i > 0 && cursor_key(cur, heap[(i - 1) / 2]) > cursor_key(cur, heap[i])) {
-        uint32_t t = heap[i];
-        heap[i] = heap[(i - 1) / 2];
-        heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
+    size_t n = 0, prev_end = 0;
+    for (uint32_t i = 0; i < set->n; i++) {
+        if (set->v[i].start - prev_end >= size)
+            out->v[n++] = (piece){ prev_end, set->v[i].start };
+        prev_end = set->v[i].end;
     }
+    out->v[n++] = (piece){ prev_end, SIZE_MAX };
+    out->n = n;
 }
 
-static void heap_down(uint32_t *heap, size_t n, const cursor *cur)
+/* out = the parts of the pieces in `in` that no block of `set` touches, keeping only those at
+ * least `size` long (or unbounded). If the pieces of `in` are the maximal free ranges of a
+ * union A that are >= size, the result is the same for A + set: a free range of the larger
+ * union lies inside one of A, and dropping short ranges early is safe because intersecting
+ * further sets only shrinks them. out needs room for in->n + set->n pieces. */
+static void pieces_minus_set(const piece_list *in, const span_set *set, size_t size,
+                             piece_list *out)
 {
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cursor_key(cur, heap[l]) < cursor_key(cur, heap[m]))
-            m = l;
-        if (r < n && cursor_key(cur, heap[r]) < cursor_key(cur, heap[m]))
-            m = r;
-        if (m == i)
-            return;
-        uint32_t t = heap[i];
-        heap[i] = heap[m];
-        heap[m] = t;
-        i = m;
+    const span *v = set->v;
+    const uint32_t nv = set->n;
+    size_t n = 0;
+    uint32_t first = 0; /* no block before it ends after the current piece's start */
+    for (size_t p = 0; p < in->n; p++) {
+        const size_t a = in->v[p].start, b = in->v[p].end;
+        /* Ends increase along a coalesced set, so the first block ending after a lies at or
+         * after the previous piece's one: gallop forward from there, then bisect. */
+        uint32_t lo = first, step = 1, hi = first;
+        while (hi < nv && v[hi].end <= a) {
+            lo = hi + 1;
+            hi = nv - hi > step ? hi + step : nv;
+            step *= 2;
+        }
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (v[mid].end <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        first = lo;
+        size_t cur = a;
+        for (uint32_t i = lo; i < nv && v[i].start < b; i++) {
+            if (v[i].start > cur && v[i].start - cur >= size)
+                out->v[n++] = (piece){ cur, v[i].start };
+            if (v[i].end > cur)
+                cur = v[i].end;
+        }
+        if (b == SIZE_MAX)
+            out->v[n++] = (piece){ cur, SIZE_MAX };
+        else if (cur < b && b - cur >= size)
+            out->v[n++] = (piece){ cur, b };
     }
+    out->n = n;
 }
 
 static int by_size_desc_stable(const void *pa, const void *pb)
@@ -167,6 +211,40 @@ static void tree_free(tree *t)
     free(t->stamp);
 }
 
+/* The canonical nodes of the leaves a lifetime covers (nodes[0..n_canon)), then their strict
+ * ancestors, each once (nodes[n_canon..n_nodes)). A tensor stored at a node (its `own` set)
+ * conflicts with the query exactly when the node is one of these ancestors or lies inside
+ * the subtree of a canonical node (the `sub` set of that node). */
+static void query_nodes(tree *t, const size_t *times, size_t n_times,
+                        const tp_tensor_lifetime *life, size_t *nodes, size_t *n_nodes_out,
+                        size_t *n_canon_out)
+{
+    const size_t lo = upper_index(times, n_times, life->first_use) - 1;
+    const size_t hi = upper_index(times, n_times, life->last_use) - 1;
+    size_t n_nodes = 0;
+    if (++t->epoch == 0) {
+        memset(t->stamp, 0, 2 * t->leaves * sizeof *t->stamp);
+        t->epoch = 1;
+    }
+    for (size_t l = lo + t->leaves, r = hi + t->leaves + 1; l < r; l >>= 1, r >>= 1) {
+        if (l & 1)
+            nodes[n_nodes++] = l++;
+        if (r & 1)
+            nodes[n_nodes++] = --r;
+    }
+    const size_t n_canon = n_nodes;
+    for (size_t c = 0; c < n_canon; c++)
+        t->stamp[nodes[c]] = t->epoch;
+    for (size_t c = 0; c < n_canon; c++) {
+        for (size_t a = nodes[c] >> 1; a >= 1 && t->stamp[a] != t->epoch; a >>= 1) {
+            t->stamp[a] = t->epoch;
+            nodes[n_nodes++] = a;
+        }
+    }
+    *n_nodes_out = n_nodes;
+    *n_canon_out = n_canon;
+}
+
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
                           size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
                           size_t *arena_size)
@@ -185,11 +263,9 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
     tp_status st = TP_OK;
     tree t = { 0 };
     size_t *times = malloc(n_order * sizeof *times);
-    span *scratch = NULL;
-    size_t scratch_cap = 0;
-    size_t *nodes = NULL;
-    cursor cur[4 * 64];
-    uint32_t heap[4 * 64];
+    piece_list cand = { 0 }, next = { 0 };
+    size_t *nodes = NULL, *nodes_next = NULL;
+    const span_set *sets[4 * 64];
     if (times == NULL)
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
     for (size_t k = 0; k < n_order; k++)
@@ -208,101 +284,92 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
     t.stamp = calloc(2 * t.leaves, sizeof *t.stamp);
     /* canonical nodes (<= 2 log) plus their ancestors (<= 2 log) */
     nodes = malloc(4 * 64 * sizeof *nodes);
-    if (t.own == NULL || t.sub == NULL || t.stamp == NULL || nodes == NULL) {
+    nodes_next = malloc(4 * 64 * sizeof *nodes_next);
+    if (t.own == NULL || t.sub == NULL || t.stamp == NULL || nodes == NULL ||
+        nodes_next == NULL) {
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the interval tree", n_order);
         goto out;
     }
 
     size_t arena = 0;
+    size_t n_nodes_next = 0, n_canon_next = 0;
+    query_nodes(&t, times, n_times, &tensors[order[0]], nodes_next, &n_nodes_next,
+                &n_canon_next);
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        const size_t lo = upper_index(times, n_times, tensors[id].first_use) - 1;
-        const size_t hi = upper_index(times, n_times, tensors[id].last_use) - 1;
 
-        /* The query's canonical nodes, then their strict ancestors. */
-        size_t n_canon = 0, n_nodes = 0;
-        if (++t.epoch == 0) {
-            memset(t.stamp, 0, 2 * t.leaves * sizeof *t.stamp);
-            t.epoch = 1;
-        }
-        for (size_t l = lo + t.leaves, r = hi + t.leaves + 1; l < r; l >>= 1, r >>= 1) {
-            if (l & 1)
-                nodes[n_nodes++] = l++;
-            if (r & 1)
-                nodes[n_nodes++] = --r;
-        }
-        n_canon = n_nodes;
-        for (size_t c = 0; c < n_canon; c++)
-            t.stamp[nodes[c]] = t.epoch;
-        for (size_t c = 0; c < n_canon; c++) {
-            for (size_t a = nodes[c] >> 1; a >= 1 && t.stamp[a] != t.epoch; a >>= 1) {
-                t.stamp[a] = t.epoch;
-                nodes[n_nodes++] = a;
+        /* This tensor's canonical nodes (sub sets) and their strict ancestors (own sets) were
+         * found one step ahead; find the next tensor's now and start loading its sets, so
+         * that the cache misses of the next query overlap this one's work. */
+        size_t *swap_nodes = nodes;
+        nodes = nodes_next;
+        nodes_next = swap_nodes;
+        const size_t n_nodes = n_nodes_next, n_canon = n_canon_next;
+        if (k + 1 < n_order) {
+            query_nodes(&t, times, n_times, &tensors[order[k + 1]], nodes_next, &n_nodes_next,
+                        &n_canon_next);
+            for (size_t c = 0; c < n_nodes_next; c++) {
+                __builtin_prefetch(&t.sub[nodes_next[c]]);
+                __builtin_prefetch(&t.own[nodes_next[c]]);
             }
+        } else {
+            n_nodes_next = n_canon_next = 0;
         }
 
-        /* k-way merge of the coalesced sets in address order. A set's blocks have increasing
-         * ends, so whatever the merged block already covers is skipped by a binary search:
-         * the work follows the merged blocks, not the (heavily overlapping) inputs. */
+        /* The conflicting union is the union of these sets. Rather than listing its blocks,
+         * start from the free ranges (>= size) of the set reaching highest, then cut every
+         * other set out of them. What survives are exactly the gaps of the union that are
+         * long enough, plus the unbounded range above it; with tightly packed tensors these
+         * are few, so each further set costs a few binary searches instead of a walk over all
+         * of its blocks. */
         size_t n_sets = 0;
         for (size_t c = 0; c < n_nodes; c++) {
             const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
             if (set->n == 0)
                 continue;
-            cur[n_sets].v = set->v;
-            cur[n_sets].n = set->n;
-            cur[n_sets].pos = 0;
-            heap_push(heap, n_sets, cur, (uint32_t)n_sets);
-            n_sets++;
+            for (uint32_t i = 0; i < set->n; i += 4)
+                __builtin_prefetch(&set->v[i]);
+            /* insertion sort, most blocks first: the densest sets shrink the pieces most */
+            size_t j = n_sets++;
+            while (j > 0 && sets[j - 1]->n < set->n) {
+                sets[j] = sets[j - 1];
+                j--;
+            }
+            sets[j] = set;
         }
-        size_t nb = 0, heap_n = n_sets;
-        while (heap_n > 0) {
-            cursor *k = &cur[heap[0]];
-            const span b = k->v[k->pos];
-            if (nb > 0 && b.start <= scratch[nb - 1].end) {
-                if (b.end > scratch[nb - 1].end)
-                    scratch[nb - 1].end = b.end;
-            } else {
-                if (nb == scratch_cap) {
-                    size_t cap = scratch_cap ? 2 * scratch_cap : 64;
-                    span *sp = realloc(scratch, cap * sizeof *sp);
-                    if (sp == NULL) {
-                        st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address blocks", cap);
-                        goto out;
-                    }
-                    scratch = sp;
-                    scratch_cap = cap;
-                }
-                scratch[nb++] = b;
-            }
-            const size_t covered = scratch[nb - 1].end;
-            size_t lo = k->pos + 1, hi = k->n;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (k->v[mid].end <= covered)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            k->pos = lo;
-            if (k->pos < k->n)
-                heap_down(heap, heap_n, cur);
-            else {
-                heap[0] = heap[--heap_n];
-                heap_down(heap, heap_n, cur);
-            }
-        }
+        const size_t base = 0;
 
         size_t offset = 0;
         int overflow = 0;
-        if (nb > 0) {
+        if (n_sets > 0) {
+            if (!pieces_reserve(&cand, sets[base]->n + 1)) {
+                st = tp_fail(TP_ERR_NOMEM, "cannot allocate %u address ranges", sets[base]->n);
+                goto out;
+            }
+            pieces_of_set(sets[base], size, &cand);
+            for (size_t c = 0; c < n_sets; c++) {
+                if (c == base)
+                    continue;
+                if (!pieces_reserve(&next, cand.n + sets[c]->n)) {
+                    st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address ranges",
+                                 cand.n + sets[c]->n);
+                    goto out;
+                }
+                pieces_minus_set(&cand, sets[c], size, &next);
+                piece_list swap = cand;
+                cand = next;
+                next = swap;
+            }
+
+            /* The bounded pieces are the candidate gaps, in address order; the unbounded one
+             * (always last) starts at the end of the last conflicting block. Scanning upward
+             * and replacing only on a strictly smaller gap gives the tie rules: the leading
+             * gap first, then the lowest. */
             int found = 0;
             size_t best_gap = 0;
-            /* gap g runs from prev_end to scratch[g].start; the leading gap starts at 0 */
-            for (size_t g = 0; g < nb; g++) {
-                const size_t gs = g == 0 ? 0 : scratch[g - 1].end;
-                const size_t ge = scratch[g].start;
+            for (size_t g = 0; g + 1 < cand.n; g++) {
+                const size_t gs = cand.v[g].start, ge = cand.v[g].end;
                 int of = 0;
                 const size_t at = round_up(gs, alignment, &of);
                 if (of || at > ge || ge - at < size)
@@ -317,7 +384,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
                 }
             }
             if (!found)
-                offset = round_up(scratch[nb - 1].end, alignment, &overflow);
+                offset = round_up(cand.v[cand.n - 1].start, alignment, &overflow);
         }
         if (overflow || size > SIZE_MAX - offset) {
             st = tp_fail(TP_ERR_OVERFLOW, "tensor %zu: offset %zu + size %zu overflows size_t",
@@ -325,6 +392,12 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             goto out;
         }
         offsets[id] = offset;
+        for (size_t c = 0; c < n_nodes_next; c++) {
+            const span_set *set =
+                c < n_canon_next ? &t.sub[nodes_next[c]] : &t.own[nodes_next[c]];
+            for (uint32_t i = 0; i < set->n; i += 4)
+                __builtin_prefetch(&set->v[i]);
+        }
         if (offset + size > arena)
             arena = offset + size;
 
@@ -345,8 +418,10 @@ out:
             offsets[i] = 0;
     tree_free(&t);
     free(times);
-    free(scratch);
+    free(cand.v);
+    free(next.v);
     free(nodes);
+    free(nodes_next);
     return st;
 }
 
