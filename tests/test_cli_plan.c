@@ -387,6 +387,243 @@ static void test_solution_to_stdout(void **state)
     assert_non_null(strstr(err, "buffers   5")); /* the summary moved to stderr */
 }
 
+/* Every accepted oddity of the CSV format, through both commands: planned, written, and the
+ * solution read back by this file's reader matches a plain planning of the same rows. */
+static void test_every_accepted_oddity_through_the_cli(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text;
+    } odd[] = {
+        {"crlf", "id,lower,upper,size\r\nb1,0,3,4\r\nb2,1,2,8\r\n"},
+        {"bom", "\xEF\xBB\xBFid,lower,upper,size\nb1,0,3,4\nb2,1,2,8\n"},
+        {"trailing blank lines", "id,lower,upper,size\nb1,0,3,4\nb2,1,2,8\n\n \r\n"},
+        {"spaces around fields", "id , lower,upper ,size\n b1 ,\t0, 3 ,4 \nb2,1 ,2,  8\n"},
+        {"all at once", "\xEF\xBB\xBFid ,lower,upper,size\r\n b1, 0,3 ,4\r\nb2 ,1,2, 8 \r\n\r\n"},
+    };
+    static char out[4096], err[4096];
+    char problem[300], sol[300];
+    path_in_tmp(problem, sizeof problem, "odd.csv");
+    path_in_tmp(sol, sizeof sol, "odd.sol.csv");
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+        FILE *f = fopen(problem, "wb");
+        assert_non_null(f);
+        fputs(odd[k].text, f);
+        fclose(f);
+        int rc = run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s' --capacity 12",
+                         problem, sol);
+        if (rc != EXIT_OK)
+            fail_msg("%s: plan exit %d: %s", odd[k].name, rc, err);
+        /* b1 [0,3) 4 bytes and b2 [1,2) 8 bytes are live together: 12 bytes, no gap */
+        assert_non_null(strstr(out, "buffers   2\n"));
+        assert_non_null(strstr(out, "peak      12 bytes\n"));
+        sheet s = read_sheet(sol, 1);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.rows[0].id, "b1");
+        assert_string_equal(s.rows[1].id, "b2");
+        assert_int_equal(s.rows[0].upper, 3);
+        assert_int_equal(s.rows[1].size, 8);
+        assert_false(conflict(&s.rows[0], &s.rows[1]));
+        assert_int_equal(height(&s), 12);
+        free(s.rows);
+        rc = run_cli(out, sizeof out, err, sizeof err, "validate '%s' '%s' --capacity 12",
+                     problem, sol);
+        if (rc != EXIT_OK)
+            fail_msg("%s: validate exit %d: %s", odd[k].name, rc, err);
+        /* the same oddities in a solution file */
+        f = fopen(sol, "wb");
+        assert_non_null(f);
+        fprintf(f, "%s", odd[k].text);
+        fclose(f);
+        char cmd[700];
+        snprintf(cmd, sizeof cmd,
+                 "sed -i -e '1s/size/size,offset/' -e '2s/4/4,8/' -e '3s/8/8,0/' '%s'", sol);
+        assert_int_equal(system(cmd), 0);
+        rc = run_cli(out, sizeof out, err, sizeof err, "validate '%s' '%s'", problem, sol);
+        if (rc != EXIT_OK)
+            fail_msg("%s: validate of an odd solution exit %d: %s", odd[k].name, rc, err);
+        unlink(sol);
+    }
+    unlink(problem);
+}
+
+static size_t files_in_tmp(void)
+{
+    DIR *d = opendir(tmpdir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The same file as a solution: an offset column in front of every non-blank line, so that
+ * each refusal stays on its line (a leading byte-order mark stays first). */
+static void as_solution(const char *text, char *outbuf, size_t cap)
+{
+    size_t j = 0;
+    int first = 1;
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        memcpy(outbuf, text, 3);
+        j = 3;
+        text += 3;
+    }
+    while (*text && j + 16 < cap) {
+        const char *nl = strchr(text, '\n');
+        size_t len = nl ? (size_t)(nl - text) + 1 : strlen(text);
+        if (strspn(text, " \t\r\n") < len) {
+            j += (size_t)snprintf(outbuf + j, cap - j, "%s", first ? "offset," : "0,");
+            first = 0;
+        }
+        assert_true(j + len < cap);
+        memcpy(outbuf + j, text, len);
+        j += len;
+        text += len;
+    }
+    outbuf[j] = '\0';
+}
+
+/* Every refusal of the CSV format, through both commands: exit 3, one line on stderr that
+ * starts with "tensorplan: FILE:LINE: " and says what was expected, nothing on stdout, and
+ * no solution (nor temporary file) written. */
+static void test_every_refusal_through_the_cli(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text;
+        size_t line;
+        const char *what;
+    } bad[] = {
+        {"missing column", "id,lower,size\nb1,0,4\n", 1, "no column 'upper'"},
+        {"short row", "id,lower,upper,size\nb1,0,3,4\nb2,1,2\n", 3, "short row"},
+        {"long row", "id,lower,upper,size\nb1,0,3,4,9\n", 2, "long row"},
+        {"lower = upper", "id,lower,upper,size\nb1,0,3,4\nb2,5,5,1\n", 3, "lower < upper"},
+        {"lower > upper", "id,lower,upper,size\nb1,6,3,4\n", 2, "lower < upper"},
+        {"negative", "id,lower,upper,size\nb1,0,3,-4\n", 2, "non-negative integer"},
+        {"non-numeric", "id,lower,upper,size\nb1,0,three,4\n", 2, "non-negative integer"},
+        {"fraction", "id,lower,upper,size\nb1,0,3,4.5\n", 2, "non-negative integer"},
+        {"out of range", "id,lower,upper,size\nb1,0,3,18446744073709551616\n", 2, "out of range"},
+        {"duplicate id", "id,lower,upper,size\nb1,0,3,4\nb2,0,3,4\nb1,4,5,1\n", 4,
+         "duplicate id 'b1'"},
+        {"unbalanced quote", "id,lower,upper,size\nb1,0,3,4\n\"b2,0,3,4\n", 3, "unbalanced quote"},
+        {"empty file", "", 1, "empty file"},
+        {"only blank lines", "\r\n\n", 1, "empty file"},
+        {"crlf and a bom do not hide a bad row",
+         "\xEF\xBB\xBFid,lower,upper,size\r\nb1,0,x,4\r\n", 2, "non-negative integer"},
+    };
+    static char out[4096], err[4096];
+    char problem[300], sol[300], good[300], want[400];
+    path_in_tmp(problem, sizeof problem, "refused.csv");
+    path_in_tmp(sol, sizeof sol, "refused.sol.csv");
+    path_in_tmp(good, sizeof good, "good.csv");
+    FILE *f = fopen(good, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size,offset\nb1,0,3,4,0\n", f);
+    fclose(f);
+    f = fopen(problem, "wb"); /* counted in the files present before each case */
+    assert_non_null(f);
+    fclose(f);
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        const size_t before = files_in_tmp();
+        snprintf(want, sizeof want, "tensorplan: %s:%zu: ", problem, bad[k].line);
+        for (int form = 0; form < 3; form++) {
+            /* the bad file as the problem of plan, as the problem of validate (its solution
+             * is a good file), and made a solution, as the solution of validate */
+            char text[512];
+            if (form < 2)
+                snprintf(text, sizeof text, "%s", bad[k].text);
+            else
+                as_solution(bad[k].text, text, sizeof text);
+            f = fopen(problem, "wb");
+            assert_non_null(f);
+            fputs(text, f);
+            fclose(f);
+            int rc = form == 0   ? run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'",
+                                           problem, sol)
+                     : form == 1 ? run_cli(out, sizeof out, err, sizeof err,
+                                           "validate '%s' '%s'", problem, good)
+                                 : run_cli(out, sizeof out, err, sizeof err,
+                                           "validate '%s' '%s'", good, problem);
+            if (rc != EXIT_BAD_INPUT || count_lines(err) != 1 ||
+                strncmp(err, want, strlen(want)) != 0 || !strstr(err, bad[k].what) ||
+                !strstr(err, "expected") || out[0] != '\0')
+                fail_msg("%s (form %d): exit %d, stdout '%s', stderr '%s'; wanted exit 3 and "
+                         "'%s...%s...expected...'",
+                         bad[k].name, form, rc, out, err, want, bad[k].what);
+        }
+        struct stat st;
+        assert_int_not_equal(stat(sol, &st), 0);
+        assert_int_equal(files_in_tmp(), before);
+    }
+    unlink(problem);
+    unlink(good);
+}
+
+/* An existing output file is left as it was when the input is refused. */
+static void test_a_refused_input_leaves_an_existing_solution_alone(void **state)
+{
+    (void)state;
+    static char out[4096], err[4096], kept[64];
+    char problem[300], sol[300];
+    path_in_tmp(problem, sizeof problem, "refused2.csv");
+    path_in_tmp(sol, sizeof sol, "existing.csv");
+    FILE *f = fopen(problem, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size\nb1,0,3,4\nb1,1,2,8\n", f);
+    fclose(f);
+    f = fopen(sol, "w");
+    assert_non_null(f);
+    fputs("previous contents\n", f);
+    fclose(f);
+    assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'", problem, sol),
+                     EXIT_BAD_INPUT);
+    f = fopen(sol, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(kept, sizeof kept, f));
+    fclose(f);
+    assert_string_equal(kept, "previous contents\n");
+    unlink(problem);
+    unlink(sol);
+}
+
+/* --help and --version at the top, and help for a command that does not exist. */
+static void test_top_level_help_and_version(void **state)
+{
+    (void)state;
+    static char out[8192], err[4096], version[64];
+    assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "--version"), EXIT_OK);
+    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(strncmp(out, "tensorplan ", 11), 0);
+    unsigned major, minor, patch;
+    assert_int_equal(sscanf(out, "tensorplan %u.%u.%u\n", &major, &minor, &patch), 3);
+    snprintf(version, sizeof version, "tensorplan %u.%u.%u", major, minor, patch);
+    const char *forms[] = {"--help", "-h", "help"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "%s", forms[i]), EXIT_OK);
+        assert_int_equal(strncmp(out, version, strlen(version)), 0); /* the same version */
+        /* every command the usage lists has its own help */
+        for (const char *c = strstr(out, "commands:\n"); c && (c = strstr(c, "\n  ")) != NULL;) {
+            char name[32];
+            if (sscanf(c, "\n  %31[a-z] ", name) != 1)
+                break;
+            static char sub[8192];
+            assert_int_equal(run_cli(sub, sizeof sub, err, sizeof err, "help %s", name), EXIT_OK);
+            char usage[64];
+            snprintf(usage, sizeof usage, "usage: tensorplan %s", name);
+            if (!strstr(sub, usage))
+                fail_msg("'help %s' lacks '%s'", name, usage);
+            c++;
+        }
+    }
+    assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "help nosuch"), EXIT_USAGE);
+    assert_int_equal(count_lines(err), 1);
+    assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "nosuch"), EXIT_USAGE);
+    assert_int_equal(count_lines(err), 1);
+    assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "%s", ""), EXIT_USAGE);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -414,6 +651,10 @@ int main(void)
         cmocka_unit_test(test_bad_input_gets_one_line_and_no_output),
         cmocka_unit_test(test_usage_errors_and_help),
         cmocka_unit_test(test_solution_to_stdout),
+        cmocka_unit_test(test_every_accepted_oddity_through_the_cli),
+        cmocka_unit_test(test_every_refusal_through_the_cli),
+        cmocka_unit_test(test_a_refused_input_leaves_an_existing_solution_alone),
+        cmocka_unit_test(test_top_level_help_and_version),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
