@@ -29,15 +29,87 @@ typedef struct span_set {
     uint32_t n, cap;
 } span_set;
 
+/* The span arrays of all sets come from one pool: capacities are powers of two, a grown set's
+ * old array goes to the free list of its size class, and everything is released at once at
+ * the end. Hundreds of thousands of small arrays that double now and then make malloc and
+ * realloc a large part of the run otherwise. */
+#define POOL_CLASSES 33
+#define POOL_SLAB_SPANS ((size_t)1 << 16)
+
+typedef struct pool {
+    span *free_list[POOL_CLASSES]; /* a free array's first span holds the next pointer */
+    span **slabs;
+    size_t n_slabs, cap_slabs;
+    span *cur;       /* unused tail of the newest slab */
+    size_t cur_left; /* spans */
+} pool;
+
+static span *pool_alloc(pool *p, unsigned cls)
+{
+    const size_t want = (size_t)1 << cls;
+    span *v = p->free_list[cls];
+    if (v != NULL) {
+        memcpy(&p->free_list[cls], v, sizeof(span *));
+        return v;
+    }
+    if (p->cur_left < want) {
+        if (p->n_slabs == p->cap_slabs) {
+            size_t cap = p->cap_slabs ? 2 * p->cap_slabs : 16;
+            span **slabs = realloc(p->slabs, cap * sizeof *slabs);
+            if (slabs == NULL)
+                return NULL;
+            p->slabs = slabs;
+            p->cap_slabs = cap;
+        }
+        const size_t spans = want > POOL_SLAB_SPANS ? want : POOL_SLAB_SPANS;
+        span *slab = malloc(spans * sizeof *slab);
+        if (slab == NULL)
+            return NULL;
+        p->slabs[p->n_slabs++] = slab;
+        p->cur = slab;
+        p->cur_left = spans;
+    }
+    v = p->cur;
+    p->cur += want;
+    p->cur_left -= want;
+    return v;
+}
+
+static void pool_release(pool *p, span *v, unsigned cls)
+{
+    memcpy(v, &p->free_list[cls], sizeof(span *));
+    p->free_list[cls] = v;
+}
+
+static void pool_free(pool *p)
+{
+    for (size_t i = 0; i < p->n_slabs; i++)
+        free(p->slabs[i]);
+    free(p->slabs);
+}
+
+static unsigned class_of(uint32_t cap)
+{
+    unsigned c = 0;
+    while (((uint32_t)1 << c) < cap)
+        c++;
+    return c;
+}
+
 typedef struct tree {
     size_t leaves; /* a power of two */
     span_set *own, *sub;
     uint32_t *stamp;
     uint32_t epoch;
+    /* Nodes numbered below this lie above every canonical node of every query (their level
+     * exceeds that of the longest lifetime), so their `own` sets stay empty and their `sub`
+     * sets would never be read: queries and updates stop below them. */
+    size_t top_node;
+    pool pool;
 } tree;
 
 /* Adds [s, e) to a set of disjoint, non-touching spans sorted by start. */
-static int set_add(span_set *set, size_t s, size_t e)
+static int set_add(pool *pool, span_set *set, size_t s, size_t e)
 {
     uint32_t lo = 0, hi = set->n;
     while (lo < hi) { /* first span whose end reaches s (touching merges) */
@@ -53,10 +125,16 @@ static int set_add(span_set *set, size_t s, size_t e)
         j++;
     if (i == j) {
         if (set->n == set->cap) {
-            uint32_t cap = set->cap ? set->cap * 2 : 2;
-            span *v = realloc(set->v, (size_t)cap * sizeof *v);
+            if (set->cap >= UINT32_MAX / 2)
+                return 0;
+            const uint32_t cap = set->cap ? set->cap * 2 : 2;
+            span *v = pool_alloc(pool, class_of(cap));
             if (v == NULL)
                 return 0;
+            if (set->n > 0) {
+                memcpy(v, set->v, (size_t)set->n * sizeof *v);
+                pool_release(pool, set->v, class_of(set->cap));
+            }
             set->v = v;
             set->cap = cap;
         }
@@ -200,12 +278,7 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 
 static void tree_free(tree *t)
 {
-    if (t->own != NULL)
-        for (size_t i = 0; i < 2 * t->leaves; i++)
-            free(t->own[i].v);
-    if (t->sub != NULL)
-        for (size_t i = 0; i < 2 * t->leaves; i++)
-            free(t->sub[i].v);
+    pool_free(&t->pool);
     free(t->own);
     free(t->sub);
     free(t->stamp);
@@ -215,12 +288,9 @@ static void tree_free(tree *t)
  * ancestors, each once (nodes[n_canon..n_nodes)). A tensor stored at a node (its `own` set)
  * conflicts with the query exactly when the node is one of these ancestors or lies inside
  * the subtree of a canonical node (the `sub` set of that node). */
-static void query_nodes(tree *t, const size_t *times, size_t n_times,
-                        const tp_tensor_lifetime *life, size_t *nodes, size_t *n_nodes_out,
+static void query_nodes(tree *t, size_t lo, size_t hi, size_t *nodes, size_t *n_nodes_out,
                         size_t *n_canon_out)
 {
-    const size_t lo = upper_index(times, n_times, life->first_use) - 1;
-    const size_t hi = upper_index(times, n_times, life->last_use) - 1;
     size_t n_nodes = 0;
     if (++t->epoch == 0) {
         memset(t->stamp, 0, 2 * t->leaves * sizeof *t->stamp);
@@ -236,7 +306,7 @@ static void query_nodes(tree *t, const size_t *times, size_t n_times,
     for (size_t c = 0; c < n_canon; c++)
         t->stamp[nodes[c]] = t->epoch;
     for (size_t c = 0; c < n_canon; c++) {
-        for (size_t a = nodes[c] >> 1; a >= 1 && t->stamp[a] != t->epoch; a >>= 1) {
+        for (size_t a = nodes[c] >> 1; a >= t->top_node && t->stamp[a] != t->epoch; a >>= 1) {
             t->stamp[a] = t->epoch;
             nodes[n_nodes++] = a;
         }
@@ -263,6 +333,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
     tp_status st = TP_OK;
     tree t = { 0 };
     size_t *times = malloc(n_order * sizeof *times);
+    size_t *leaf_lo = NULL, *leaf_hi = NULL; /* the leaves each lifetime covers, by order */
     piece_list cand = { 0 }, next = { 0 };
     size_t *nodes = NULL, *nodes_next = NULL;
     const span_set *sets[4 * 64];
@@ -279,6 +350,24 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
     t.leaves = 1;
     while (t.leaves < n_times)
         t.leaves *= 2;
+    leaf_lo = malloc(n_order * sizeof *leaf_lo);
+    leaf_hi = malloc(n_order * sizeof *leaf_hi);
+    if (leaf_lo == NULL || leaf_hi == NULL) {
+        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
+        goto out;
+    }
+    /* A range of w leaves has no canonical node above level floor(log2 w). */
+    size_t widest = 1;
+    for (size_t k = 0; k < n_order; k++) {
+        leaf_lo[k] = upper_index(times, n_times, tensors[order[k]].first_use) - 1;
+        leaf_hi[k] = upper_index(times, n_times, tensors[order[k]].last_use) - 1;
+        if (leaf_hi[k] - leaf_lo[k] + 1 > widest)
+            widest = leaf_hi[k] - leaf_lo[k] + 1;
+    }
+    unsigned top_level = 0;
+    while (((size_t)2 << top_level) <= widest)
+        top_level++;
+    t.top_node = t.leaves >> top_level;
     t.own = calloc(2 * t.leaves, sizeof *t.own);
     t.sub = calloc(2 * t.leaves, sizeof *t.sub);
     t.stamp = calloc(2 * t.leaves, sizeof *t.stamp);
@@ -293,8 +382,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
 
     size_t arena = 0;
     size_t n_nodes_next = 0, n_canon_next = 0;
-    query_nodes(&t, times, n_times, &tensors[order[0]], nodes_next, &n_nodes_next,
-                &n_canon_next);
+    query_nodes(&t, leaf_lo[0], leaf_hi[0], nodes_next, &n_nodes_next, &n_canon_next);
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
@@ -307,7 +395,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
         nodes_next = swap_nodes;
         const size_t n_nodes = n_nodes_next, n_canon = n_canon_next;
         if (k + 1 < n_order) {
-            query_nodes(&t, times, n_times, &tensors[order[k + 1]], nodes_next, &n_nodes_next,
+            query_nodes(&t, leaf_lo[k + 1], leaf_hi[k + 1], nodes_next, &n_nodes_next,
                         &n_canon_next);
             for (size_t c = 0; c < n_nodes_next; c++) {
                 __builtin_prefetch(&t.sub[nodes_next[c]]);
@@ -403,8 +491,8 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
 
         for (size_t c = 0; c < n_nodes; c++) {
             const size_t node = nodes[c];
-            if ((c < n_canon && !set_add(&t.own[node], offset, offset + size)) ||
-                !set_add(&t.sub[node], offset, offset + size)) {
+            if ((c < n_canon && !set_add(&t.pool, &t.own[node], offset, offset + size)) ||
+                !set_add(&t.pool, &t.sub[node], offset, offset + size)) {
                 st = tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
                 goto out;
             }
@@ -418,6 +506,8 @@ out:
             offsets[i] = 0;
     tree_free(&t);
     free(times);
+    free(leaf_lo);
+    free(leaf_hi);
     free(cand.v);
     free(next.v);
     free(nodes);
