@@ -236,6 +236,54 @@ static void pieces_minus_set(const piece_list *in, const span_set *set, size_t s
     out->n = n;
 }
 
+/* The same result as pieces_minus_set, driven by the blocks of the set instead of by the
+ * pieces: cheaper when the set has fewer blocks than there are pieces. `cur` is the piece
+ * that the current block may cut; what is left of it above a block stays current, because
+ * the next block may cut it again. */
+static void pieces_minus_few_blocks(const piece_list *in, const span_set *set, size_t size,
+                                    piece_list *out)
+{
+    size_t n = 0, p = 0;
+    int have = 0;
+    piece cur = { 0, 0 };
+    for (uint32_t i = 0; i < set->n; i++) {
+        const size_t s = set->v[i].start, e = set->v[i].end;
+        for (;;) {
+            if (have && cur.end <= s) {
+                out->v[n++] = cur; /* a remainder that this block does not reach is final */
+                have = 0;
+            }
+            if (!have) {
+                /* Pieces ending at or before s are untouched by this block and by every later
+                 * one (later blocks start above e): they are final. */
+                while (p < in->n && in->v[p].end <= s)
+                    out->v[n++] = in->v[p++];
+                if (p == in->n)
+                    goto rest;
+                cur = in->v[p++];
+                have = 1;
+            }
+            if (cur.start >= e)
+                break; /* the block lies below the current piece */
+            if (cur.start < s && s - cur.start >= size)
+                out->v[n++] = (piece){ cur.start, s };
+            if (cur.end == SIZE_MAX || e < cur.end) {
+                cur.start = e;
+                if (cur.end != SIZE_MAX && cur.end - cur.start < size)
+                    have = 0;
+                break; /* later pieces start above cur.end > e */
+            }
+            have = 0; /* the block covers the rest of the piece and may reach the next ones */
+        }
+    }
+rest:
+    if (have)
+        out->v[n++] = cur;
+    while (p < in->n)
+        out->v[n++] = in->v[p++];
+    out->n = n;
+}
+
 static int by_size_desc_stable(const void *pa, const void *pb)
 {
     const size_t *a = pa, *b = pb; /* pairs (size, index) */
@@ -444,7 +492,10 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
                                  cand.n + sets[c]->n);
                     goto out;
                 }
-                pieces_minus_set(&cand, sets[c], size, &next);
+                if (sets[c]->n < cand.n)
+                    pieces_minus_few_blocks(&cand, sets[c], size, &next);
+                else
+                    pieces_minus_set(&cand, sets[c], size, &next);
                 piece_list swap = cand;
                 cand = next;
                 next = swap;
