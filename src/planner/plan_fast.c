@@ -146,8 +146,10 @@ static int set_add(pool *pool, span_set *set, size_t s, size_t e)
     span merged = { s < set->v[i].start ? s : set->v[i].start,
                     e > set->v[j - 1].end ? e : set->v[j - 1].end };
     set->v[i] = merged;
-    memmove(set->v + i + 1, set->v + j, (size_t)(set->n - j) * sizeof *set->v);
-    set->n -= j - i - 1;
+    if (j > i + 1) { /* a span already covered (common in `sub`) or extended moves nothing */
+        memmove(set->v + i + 1, set->v + j, (size_t)(set->n - j) * sizeof *set->v);
+        set->n -= j - i - 1;
+    }
     return 1;
 }
 
