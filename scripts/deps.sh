@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages tensorplan needs to build and test, if any is missing.
 # Idempotent; runs apt-get update at most once, and only when something is missing.
+# As root it calls apt-get directly (a fresh Debian image has no sudo); otherwise through sudo.
 set -e
 PKGS="gcc make cmake pkg-config libcmocka-dev libcjson-dev"
 missing=""
@@ -9,7 +10,14 @@ for p in $PKGS; do
 done
 [ -z "$missing" ] && exit 0
 SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "tensorplan: missing build dependencies:$missing; run this as root or install sudo" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
 echo "tensorplan: installing missing build dependencies:$missing" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+# sudo resets the environment, so the non-interactive frontend is passed through env.
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
