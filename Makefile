@@ -13,7 +13,10 @@ deps:
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
+# Flags given on the command line are applied to an existing build folder too, so that
+# `make test CMAKE_FLAGS=-DTP_WERROR=ON` (CI) never runs on a folder configured without them.
 build: $(BUILD)/CMakeCache.txt
+	$(if $(strip $(CMAKE_FLAGS)),cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null)
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: deps
