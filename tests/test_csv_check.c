@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "support/xorshift.h"
 #include "tensorplan/csv.h"
 
 typedef struct item {
@@ -16,17 +17,8 @@ typedef struct item {
     int negative;
 } item;
 
-static uint64_t rng_state;
-static uint64_t next_u64(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1Du;
-}
-static size_t below(size_t n) { return (size_t)(next_u64() % n); }
+static tpt_rng rng;
+static size_t below(size_t n) { return tpt_rng_below(&rng, n); }
 
 static int conflict(const item *a, const item *b)
 {
@@ -92,7 +84,7 @@ static void test_overlaps_match_a_pairwise_oracle(void **state)
     (void)state;
     size_t seen_valid = 0, seen_overlap = 0;
     for (uint64_t seed = 0; seed < 600; seed++) {
-        rng_state = (seed * 0x9E3779B97F4A7C15u) | 1;
+        rng = tpt_rng_seeded(seed);
         size_t n = 1 + below(30);
         item items[32];
         size_t order[32];
@@ -192,7 +184,7 @@ static void test_large_solution(void **state)
     size_t n = getenv("TP_SANITIZED") ? 20000 : 200000;
     item *items = malloc(n * sizeof *items);
     assert_non_null(items);
-    rng_state = 12345;
+    rng.state = 12345;
     size_t top = 0;
     for (size_t i = 0; i < n; i++) {
         items[i].lower = below(1000);

@@ -9,34 +9,11 @@
 
 #include <cmocka.h>
 
+#include "support/xorshift.h"
 #include "tensorplan/planner.h"
 
 #define MAX_NODES 60
 #define MAX_INC 200
-
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static rng rng_seeded(uint64_t seed)
-{
-    return (rng){ (seed * 0x9E3779B97F4A7C15ull) | 1u };
-}
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t x = r->state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    r->state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static size_t below(rng *r, size_t n)
-{
-    return (size_t)(rng_next(r) % n);
-}
 
 /* Components by iterative DFS over an adjacency matrix, visiting start nodes in ascending
  * order so that labels follow smallest members. Returns the number of components. */
@@ -75,12 +52,12 @@ static size_t dfs_components(size_t n, const tp_edge *inc, size_t m, size_t *lab
 /* Up to 60 nodes; sparse to dense; self incidences, repeats, untouched nodes. */
 static size_t random_incidences(uint64_t seed, size_t *n_out, tp_edge *inc)
 {
-    rng r = rng_seeded(seed + 5000);
-    const size_t n = 1 + below(&r, MAX_NODES);
-    const size_t m = below(&r, n * 3 / 2 + 1);
+    tpt_rng r = tpt_rng_seeded(seed + 5000);
+    const size_t n = 1 + tpt_rng_below(&r, MAX_NODES);
+    const size_t m = tpt_rng_below(&r, n * 3 / 2 + 1);
     for (size_t i = 0; i < m; i++) {
-        const size_t a = below(&r, n);
-        const size_t b = below(&r, 8) == 0 ? a : below(&r, n);
+        const size_t a = tpt_rng_below(&r, n);
+        const size_t b = tpt_rng_below(&r, 8) == 0 ? a : tpt_rng_below(&r, n);
         inc[i] = (tp_edge){ a, b };
     }
     *n_out = n;
@@ -121,16 +98,16 @@ static void island_labels_ignore_edge_order_and_orientation(void **state)
         size_t n;
         const size_t m = random_incidences(seed, &n, inc);
         const size_t ca = islands_ok(n, inc, m, a);
-        rng r = rng_seeded(seed + 9000);
+        tpt_rng r = tpt_rng_seeded(seed + 9000);
         memcpy(moved, inc, m * sizeof *inc);
         for (size_t i = m; i > 1; i--) {
-            const size_t j = below(&r, i);
+            const size_t j = tpt_rng_below(&r, i);
             const tp_edge t = moved[i - 1];
             moved[i - 1] = moved[j];
             moved[j] = t;
         }
         for (size_t i = 0; i < m; i++)
-            if (below(&r, 2))
+            if (tpt_rng_below(&r, 2))
                 moved[i] = (tp_edge){ moved[i].to, moved[i].from };
         const size_t cb = islands_ok(n, moved, m, b);
         assert_int_equal(ca, cb);

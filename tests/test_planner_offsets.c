@@ -13,43 +13,19 @@
 #include <cmocka.h>
 
 #include "planner/planner_internal.h"
+#include "support/xorshift.h"
 #include "tensorplan/planner.h"
 
 #define MAX_TENSORS 256
 
-/* xorshift64*, seeded as in planner.md section 3 (the "G1" family). */
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static rng rng_seeded(uint64_t seed)
-{
-    return (rng){ (seed * 0x9E3779B97F4A7C15ull) | 1u };
-}
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t x = r->state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    r->state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static size_t below(rng *r, size_t n)
-{
-    return (size_t)(rng_next(r) % n);
-}
-
 static size_t g1_instance(uint64_t seed, tp_tensor_lifetime *t)
 {
-    rng r = rng_seeded(seed);
-    const size_t n = 1 + below(&r, 40);
+    tpt_rng r = tpt_rng_seeded(seed);
+    const size_t n = 1 + tpt_rng_below(&r, 40);
     for (size_t i = 0; i < n; i++) {
-        t[i].first_use = below(&r, 24);
-        t[i].size = below(&r, 10) == 0 ? 0 : 1 + below(&r, 1024);
-        t[i].last_use = t[i].first_use + below(&r, 8);
+        t[i].first_use = tpt_rng_below(&r, 24);
+        t[i].size = tpt_rng_below(&r, 10) == 0 ? 0 : 1 + tpt_rng_below(&r, 1024);
+        t[i].last_use = t[i].first_use + tpt_rng_below(&r, 8);
     }
     return n;
 }
@@ -57,12 +33,12 @@ static size_t g1_instance(uint64_t seed, tp_tensor_lifetime *t)
 /* Long lifetimes and few distinct sizes: many conflicts and many equal-size ties. */
 static size_t crowded_instance(uint64_t seed, tp_tensor_lifetime *t)
 {
-    rng r = rng_seeded(seed ^ 0xC0FFEEu);
-    const size_t n = 1 + below(&r, 120);
+    tpt_rng r = tpt_rng_seeded(seed ^ 0xC0FFEEu);
+    const size_t n = 1 + tpt_rng_below(&r, 120);
     for (size_t i = 0; i < n; i++) {
-        t[i].first_use = below(&r, 30);
-        t[i].last_use = t[i].first_use + below(&r, 25);
-        t[i].size = below(&r, 12) == 0 ? 0 : 16 * (1 + below(&r, 6));
+        t[i].first_use = tpt_rng_below(&r, 30);
+        t[i].last_use = t[i].first_use + tpt_rng_below(&r, 25);
+        t[i].size = tpt_rng_below(&r, 12) == 0 ? 0 : 16 * (1 + tpt_rng_below(&r, 6));
     }
     return n;
 }

@@ -9,34 +9,11 @@
 
 #include <cmocka.h>
 
+#include "support/xorshift.h"
 #include "tensorplan/planner.h"
 
 #define MAX_NODES 24
 #define MAX_EDGES (MAX_NODES * (MAX_NODES - 1) / 2 * 2)
-
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static rng rng_seeded(uint64_t seed)
-{
-    return (rng){ (seed * 0x9E3779B97F4A7C15ull) | 1u };
-}
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t x = r->state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    r->state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static size_t below(rng *r, size_t n)
-{
-    return (size_t)(rng_next(r) % n);
-}
 
 typedef struct closure {
     unsigned char r[MAX_NODES][MAX_NODES];
@@ -66,19 +43,19 @@ static int same_closure(const closure *a, const closure *b)
  * occur. */
 static size_t random_dag(uint64_t seed, size_t *n_out, tp_edge *e)
 {
-    rng r = rng_seeded(seed + 1000);
-    const size_t n = 1 + below(&r, MAX_NODES);
-    const size_t density = 1 + below(&r, 100);
+    tpt_rng r = tpt_rng_seeded(seed + 1000);
+    const size_t n = 1 + tpt_rng_below(&r, MAX_NODES);
+    const size_t density = 1 + tpt_rng_below(&r, 100);
     size_t m = 0;
     for (size_t u = 0; u < n; u++)
         for (size_t v = u + 1; v < n; v++)
-            if (below(&r, 100) < density) {
+            if (tpt_rng_below(&r, 100) < density) {
                 e[m++] = (tp_edge){ u, v };
-                if (below(&r, 10) == 0)
+                if (tpt_rng_below(&r, 10) == 0)
                     e[m++] = (tp_edge){ u, v };
             }
     for (size_t i = m; i > 1; i--) {
-        const size_t j = below(&r, i);
+        const size_t j = tpt_rng_below(&r, i);
         const tp_edge tmp = e[i - 1];
         e[i - 1] = e[j];
         e[j] = tmp;
@@ -223,14 +200,14 @@ static void the_result_depends_on_the_edge_set_only(void **state)
         const size_t m = random_dag(seed, &n, e);
         const size_t k = reduce_ok(n, e, m, out);
         /* Same set: every edge doubled, in another order. */
-        rng r = rng_seeded(seed + 77);
+        tpt_rng r = tpt_rng_seeded(seed + 77);
         size_t m2 = 0;
         for (size_t i = 0; i < m; i++) {
             shuffled[m2++] = e[i];
             shuffled[m2++] = e[i];
         }
         for (size_t i = m2; i > 1; i--) {
-            const size_t j = below(&r, i);
+            const size_t j = tpt_rng_below(&r, i);
             const tp_edge t = shuffled[i - 1];
             shuffled[i - 1] = shuffled[j];
             shuffled[j] = t;
