@@ -177,6 +177,178 @@ static void test_the_order_driven_pass_is_sound_with_alignment_and_first_fit(voi
     }
 }
 
+/* The bench's "long" family at a size the straightforward greedy handles quickly: lifetimes
+ * up to `reach` steps anywhere in n steps, so a query sees many tree sets whose union has
+ * many gaps. sizes_kind 0: 1..2^20 bytes; 1: four multiples of 4 KiB (many equal gaps and
+ * exact fits). */
+static void long_family(tp_tensor_lifetime *t, size_t n, size_t reach, int sizes_kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t first = below(n);
+        size_t size = sizes_kind == 0 ? 1 + below((size_t)1 << 20) : (1 + below(4)) * 4096;
+        t[i] = (tp_tensor_lifetime){ size, first, first + below(reach) };
+    }
+}
+
+static void test_long_lifetimes_at_moderate_sizes_match(void **state)
+{
+    (void)state;
+    rng_state = 4242;
+    const size_t n = sanitized() ? 800 : 3000;
+    const int rounds = sanitized() ? 2 : 6;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    for (int r = 0; r < rounds; r++) {
+        const size_t reach = r % 3 == 0 ? n / 10 : (r % 3 == 1 ? n / 3 : n);
+        long_family(t, n, reach, r & 1);
+        size_t arena_a = 0, arena_b = 0;
+        assert_int_equal(tp_plan_offsets_simple(t, n, a, &arena_a), TP_OK);
+        assert_int_equal(tp_plan_offsets_fast(t, n, b, &arena_b), TP_OK);
+        assert_int_equal(arena_a, arena_b);
+        assert_memory_equal(a, b, n * sizeof *a);
+    }
+    free(t);
+    free(a);
+    free(b);
+}
+
+/* Gaps of equal length everywhere: every tensor is one of two sizes, one twice the other, and
+ * lifetimes are chosen so that freed slots of both sizes recur at many addresses. The rule's
+ * tie-breaks (leading gap first, then the lowest) decide nearly every placement. */
+static void test_equal_gaps_follow_the_tie_rules(void **state)
+{
+    (void)state;
+    rng_state = 31337;
+    const int rounds = sanitized() ? 150 : 1500;
+    tp_tensor_lifetime t[120];
+    size_t a[120], b[120];
+    for (int r = 0; r < rounds; r++) {
+        const size_t n = 1 + below(120);
+        const size_t unit = 1 + below(3);
+        const size_t horizon = 1 + below(40);
+        for (size_t i = 0; i < n; i++) {
+            size_t first = below(horizon);
+            size_t len = below(2) ? below(4) : below(horizon);
+            size_t size = below(3) == 0 ? 2 * unit : unit;
+            if (below(12) == 0)
+                size = 0;
+            t[i] = (tp_tensor_lifetime){ size, first, first + len };
+        }
+        size_t arena_a = 0, arena_b = 0;
+        assert_int_equal(tp_plan_offsets_simple(t, n, a, &arena_a), TP_OK);
+        assert_int_equal(tp_plan_offsets_fast(t, n, b, &arena_b), TP_OK);
+        assert_int_equal(arena_a, arena_b);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(a[i], b[i]);
+    }
+}
+
+typedef struct ref_block {
+    size_t start, end;
+} ref_block;
+
+static int ref_by_start(const void *pa, const void *pb)
+{
+    const ref_block *x = pa, *y = pb;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static size_t ref_round_up(size_t x, size_t align) { return (x + align - 1) / align * align; }
+
+/* The order-driven pass written out plainly: for each tensor in the given order, the blocks of
+ * the placed tensors whose lifetimes intersect its own, sorted and coalesced; a gap fits when
+ * its start rounded up to the alignment leaves room; best fit takes the smallest such gap
+ * (measured before rounding), the lowest on a tie; first fit the lowest; nothing fits: on
+ * top of the last block, rounded up. */
+static size_t reference_place(const tp_tensor_lifetime *t, size_t n, const size_t *order,
+                              size_t m, size_t align, tp_gap_rule rule, size_t *off)
+{
+    ref_block *blocks = malloc((n + 1) * sizeof *blocks);
+    size_t *placed = malloc((n + 1) * sizeof *placed);
+    size_t arena = 0;
+    for (size_t i = 0; i < n; i++)
+        off[i] = 0;
+    for (size_t k = 0; k < m; k++) {
+        const size_t id = order[k], size = t[id].size;
+        size_t nb = 0;
+        for (size_t p = 0; p < k; p++) {
+            const size_t q = placed[p];
+            if (t[q].first_use <= t[id].last_use && t[id].first_use <= t[q].last_use)
+                blocks[nb++] = (ref_block){ off[q], off[q] + t[q].size };
+        }
+        size_t at = 0;
+        if (nb > 0) {
+            qsort(blocks, nb, sizeof *blocks, ref_by_start);
+            size_t c = 0;
+            for (size_t i = 1; i < nb; i++) {
+                if (blocks[i].start <= blocks[c].end) {
+                    if (blocks[i].end > blocks[c].end)
+                        blocks[c].end = blocks[i].end;
+                } else {
+                    blocks[++c] = blocks[i];
+                }
+            }
+            nb = c + 1;
+            int found = 0;
+            size_t best = 0;
+            for (size_t g = 0; g < nb; g++) {
+                const size_t gs = g == 0 ? 0 : blocks[g - 1].end, ge = blocks[g].start;
+                const size_t x = ref_round_up(gs, align);
+                if (x > ge || ge - x < size)
+                    continue;
+                if (!found || (rule == TP_GAP_BEST_FIT && ge - gs < best)) {
+                    found = 1;
+                    best = ge - gs;
+                    at = x;
+                    if (rule == TP_GAP_FIRST_FIT)
+                        break;
+                }
+            }
+            if (!found)
+                at = ref_round_up(blocks[nb - 1].end, align);
+        }
+        off[id] = at;
+        placed[k] = id;
+        if (at + size > arena)
+            arena = at + size;
+    }
+    free(blocks);
+    free(placed);
+    return arena;
+}
+
+static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
+{
+    (void)state;
+    rng_state = 2718;
+    const size_t rounds = sanitized() ? 300 : 2000;
+    tp_tensor_lifetime t[150];
+    size_t order[150], off[150], want[150];
+    for (size_t r = 0; r < rounds; r++) {
+        size_t n = 1 + below(150);
+        if (r % 4 == 3)
+            long_family(t, n, 1 + below(n), (int)(r & 1));
+        else
+            random_instance(t, n, (int)(r % 3));
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (t[i].size > 0)
+                order[m++] = i;
+        for (size_t i = m; i > 1; i--) {
+            size_t j = below(i), tmp = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = tmp;
+        }
+        const size_t align = (size_t)1 << below(7);
+        const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
+        size_t arena = 0;
+        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, off, &arena), TP_OK);
+        assert_int_equal(arena, reference_place(t, n, order, m, align, rule, want));
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(off[i], want[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +357,9 @@ int main(void)
         cmocka_unit_test(test_the_published_offset_cases_still_hold),
         cmocka_unit_test(test_refusals_match),
         cmocka_unit_test(test_the_order_driven_pass_is_sound_with_alignment_and_first_fit),
+        cmocka_unit_test(test_long_lifetimes_at_moderate_sizes_match),
+        cmocka_unit_test(test_equal_gaps_follow_the_tie_rules),
+        cmocka_unit_test(test_the_order_driven_pass_equals_a_plain_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
