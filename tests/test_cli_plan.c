@@ -79,6 +79,14 @@ static void write_sheet(const char *path, const sheet *s)
     fclose(f);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 static int live_together(const buf *a, const buf *b)
 {
     return a->lower < b->upper && b->lower < a->upper; /* half-open lifetimes */
@@ -330,9 +338,7 @@ static void test_bad_input_gets_one_line_and_no_output(void **state)
     static char out[4096], err[4096];
     path_in_tmp(problem, sizeof problem, "bad problem.csv");
     path_in_tmp(sol, sizeof sol, "never.csv");
-    FILE *f = fopen(problem, "w");
-    fputs("id,lower,upper,size\nb1,0,3,4\nb2,3,9,four\n", f);
-    fclose(f);
+    write_text(problem, "id,lower,upper,size\nb1,0,3,4\nb2,3,9,four\n");
     int rc = run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'", problem, sol);
     assert_int_equal(rc, EXIT_BAD_INPUT);
     assert_int_equal(count_lines(err), 1);
@@ -406,10 +412,7 @@ static void test_every_accepted_oddity_through_the_cli(void **state)
     path_in_tmp(problem, sizeof problem, "odd.csv");
     path_in_tmp(sol, sizeof sol, "odd.sol.csv");
     for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
-        FILE *f = fopen(problem, "wb");
-        assert_non_null(f);
-        fputs(odd[k].text, f);
-        fclose(f);
+        write_text(problem, odd[k].text);
         int rc = run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s' --capacity 12",
                          problem, sol);
         if (rc != EXIT_OK)
@@ -431,10 +434,7 @@ static void test_every_accepted_oddity_through_the_cli(void **state)
         if (rc != EXIT_OK)
             fail_msg("%s: validate exit %d: %s", odd[k].name, rc, err);
         /* the same oddities in a solution file */
-        f = fopen(sol, "wb");
-        assert_non_null(f);
-        fprintf(f, "%s", odd[k].text);
-        fclose(f);
+        write_text(sol, odd[k].text);
         char cmd[700];
         snprintf(cmd, sizeof cmd,
                  "sed -i -e '1s/size/size,offset/' -e '2s/4/4,8/' -e '3s/8/8,0/' '%s'", sol);
@@ -518,13 +518,8 @@ static void test_every_refusal_through_the_cli(void **state)
     path_in_tmp(problem, sizeof problem, "refused.csv");
     path_in_tmp(sol, sizeof sol, "refused.sol.csv");
     path_in_tmp(good, sizeof good, "good.csv");
-    FILE *f = fopen(good, "w");
-    assert_non_null(f);
-    fputs("id,lower,upper,size,offset\nb1,0,3,4,0\n", f);
-    fclose(f);
-    f = fopen(problem, "wb"); /* counted in the files present before each case */
-    assert_non_null(f);
-    fclose(f);
+    write_text(good, "id,lower,upper,size,offset\nb1,0,3,4,0\n");
+    write_text(problem, ""); /* counted in the files present before each case */
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         const size_t before = files_in_tmp();
         snprintf(want, sizeof want, "tensorplan: %s:%zu: ", problem, bad[k].line);
@@ -536,10 +531,7 @@ static void test_every_refusal_through_the_cli(void **state)
                 snprintf(text, sizeof text, "%s", bad[k].text);
             else
                 as_solution(bad[k].text, text, sizeof text);
-            f = fopen(problem, "wb");
-            assert_non_null(f);
-            fputs(text, f);
-            fclose(f);
+            write_text(problem, text);
             int rc = form == 0   ? run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'",
                                            problem, sol)
                      : form == 1 ? run_cli(out, sizeof out, err, sizeof err,
@@ -569,17 +561,11 @@ static void test_a_refused_input_leaves_an_existing_solution_alone(void **state)
     char problem[300], sol[300];
     path_in_tmp(problem, sizeof problem, "refused2.csv");
     path_in_tmp(sol, sizeof sol, "existing.csv");
-    FILE *f = fopen(problem, "w");
-    assert_non_null(f);
-    fputs("id,lower,upper,size\nb1,0,3,4\nb1,1,2,8\n", f);
-    fclose(f);
-    f = fopen(sol, "w");
-    assert_non_null(f);
-    fputs("previous contents\n", f);
-    fclose(f);
+    write_text(problem, "id,lower,upper,size\nb1,0,3,4\nb1,1,2,8\n");
+    write_text(sol, "previous contents\n");
     assert_int_equal(run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'", problem, sol),
                      EXIT_BAD_INPUT);
-    f = fopen(sol, "r");
+    FILE *f = fopen(sol, "r");
     assert_non_null(f);
     assert_non_null(fgets(kept, sizeof kept, f));
     fclose(f);
