@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "tensorplan/planner.h"
+
 /* Exit codes, the same for every subcommand (documented in README and --help). */
 enum {
     TP_EXIT_OK = 0,        /* done (and, with --capacity, fits)                        */
@@ -49,6 +51,11 @@ int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
  * returns -1 when it is not one. */
 int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
                        unsigned long long hi, unsigned long long *value);
+
+/* The exit code for a library failure while reading or planning an input file: a refused
+ * input (TP_ERR_INVALID, TP_ERR_OVERFLOW) is TP_EXIT_BAD_INPUT, anything else (I/O, memory)
+ * TP_EXIT_ERROR. */
+int tp_cli_exit_for(tp_status status);
 
 /* Seconds on a monotonic clock, for timings in summaries. */
 double tp_cli_now(void);

@@ -67,6 +67,12 @@ int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo
     return 0;
 }
 
+int tp_cli_exit_for(tp_status status)
+{
+    return (status == TP_ERR_INVALID || status == TP_ERR_OVERFLOW) ? TP_EXIT_BAD_INPUT
+                                                                   : TP_EXIT_ERROR;
+}
+
 double tp_cli_now(void)
 {
     struct timespec ts;

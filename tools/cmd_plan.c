@@ -183,11 +183,6 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     return st == TP_ERR_INFEASIBLE ? TP_OK : st;
 }
 
-static int exit_for(tp_status st)
-{
-    return (st == TP_ERR_INVALID || st == TP_ERR_OVERFLOW) ? TP_EXIT_BAD_INPUT : TP_EXIT_ERROR;
-}
-
 int tp_cmd_plan(int argc, char **argv)
 {
     plan_args a;
@@ -198,7 +193,7 @@ int tp_cmd_plan(int argc, char **argv)
     tp_status st = tp_csv_read(a.problem, 0, &t);
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
-        return exit_for(st);
+        return tp_cli_exit_for(st);
     }
     size_t *offsets = malloc((t.count ? t.count : 1) * sizeof *offsets);
     if (!offsets) {
@@ -217,7 +212,7 @@ int tp_cmd_plan(int argc, char **argv)
         tp_cli_error("%s: %s", a.problem, tp_last_error());
         free(offsets);
         tp_csv_free(&t);
-        return exit_for(st);
+        return tp_cli_exit_for(st);
     }
 
     int to_stdout = a.output && strcmp(a.output, "-") == 0;

@@ -81,11 +81,6 @@ static int parse_args(int argc, char **argv, validate_args *a)
     return 0;
 }
 
-static int exit_for(tp_status st)
-{
-    return (st == TP_ERR_INVALID || st == TP_ERR_OVERFLOW) ? TP_EXIT_BAD_INPUT : TP_EXIT_ERROR;
-}
-
 int tp_cmd_validate(int argc, char **argv)
 {
     validate_args a;
@@ -96,13 +91,13 @@ int tp_cmd_validate(int argc, char **argv)
     tp_status st = tp_csv_read(a.problem, 0, &problem);
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
-        return exit_for(st);
+        return tp_cli_exit_for(st);
     }
     st = tp_csv_read(a.solution, TP_CSV_REQUIRE_OFFSET | TP_CSV_SIGNED_OFFSETS, &solution);
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         tp_csv_free(&problem);
-        return exit_for(st);
+        return tp_cli_exit_for(st);
     }
     tp_csv_check check;
     size_t peak = 0;
@@ -112,7 +107,7 @@ int tp_cmd_validate(int argc, char **argv)
     int code = TP_EXIT_OK;
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
-        code = exit_for(st);
+        code = tp_cli_exit_for(st);
     } else if (check.verdict != TP_CSV_VALID) {
         tp_cli_error("invalid: %s", check.message);
         code = TP_EXIT_NO_FIT;
