@@ -1,4 +1,5 @@
-/* Planner performance, in one run (`make bench`, or build/bench/bench_planner_perf [--full]):
+/* Planner performance, in one run (`make bench`, or build/bench/bench_planner_perf [--full]
+ * [--greedy]; --greedy stops after sections 1 and 2):
  *  1. straightforward vs fast greedy at 1e3..1e5 tensors, local and long lifetimes
  *     (the straightforward one at 1e5 only with --full; otherwise extrapolated, marked "est")
  *  2. fast greedy at 1e6 local tensors
@@ -268,9 +269,24 @@ static void reduction_section(void)
 
 int main(int argc, char **argv)
 {
-    int full = argc > 1 && strcmp(argv[1], "--full") == 0;
-    printf("bench_planner_perf%s\n", full ? " --full" : "");
+    int full = 0, greedy_only = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--full") == 0) {
+            full = 1;
+        } else if (strcmp(argv[i], "--greedy") == 0) {
+            greedy_only = 1;
+        } else {
+            printf("usage: %s [--full] [--greedy]\n"
+                   "  --full    also run the straightforward greedy at 1e5 (minutes)\n"
+                   "  --greedy  only sections 1 and 2 (the two greedy implementations)\n",
+                   argv[0]);
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    printf("bench_planner_perf%s%s\n", full ? " --full" : "", greedy_only ? " --greedy" : "");
     greedy_section(full);
+    if (greedy_only)
+        return 0;
     minimalloc_section(60);
     printf("\n4. greedy vs portfolio vs exact (1 s limit per instance)\n");
     family_section("G1", g1_instance, 40, 500);

@@ -553,6 +553,30 @@ static void test_every_refusal_through_the_cli(void **state)
     unlink(good);
 }
 
+/* A problem the planner refuses (here: b3 cannot be placed below 2^64 while b1 fills almost
+ * all of it) is named like a malformed file: its line and id, not the planner's row index. */
+static void test_a_plan_past_size_max_names_the_line_and_id(void **state)
+{
+    (void)state;
+    static char out[4096], err[4096];
+    char problem[300], sol[300], want[400];
+    path_in_tmp(problem, sizeof problem, "huge.csv");
+    path_in_tmp(sol, sizeof sol, "huge.sol.csv");
+    /* b2 is zero-sized and not planned, so the planner's failing index differs from the
+     * row's line minus two only if the CLI maps it wrongly */
+    write_text(problem, "id,lower,upper,size\nb1,0,3,18446744073709551615\nb2,1,2,0\n"
+                        "b3,2,5,1\n");
+    int rc = run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'", problem, sol);
+    assert_int_equal(rc, EXIT_BAD_INPUT);
+    assert_int_equal(count_lines(err), 1);
+    snprintf(want, sizeof want, "tensorplan: %s:4: buffer 'b3': ", problem);
+    if (strncmp(err, want, strlen(want)) != 0 || !strstr(err, "expected"))
+        fail_msg("stderr '%s', wanted '%s...expected...'", err, want);
+    struct stat st;
+    assert_int_not_equal(stat(sol, &st), 0);
+    unlink(problem);
+}
+
 /* An existing output file is left as it was when the input is refused. */
 static void test_a_refused_input_leaves_an_existing_solution_alone(void **state)
 {
@@ -640,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_every_accepted_oddity_through_the_cli),
         cmocka_unit_test(test_every_refusal_through_the_cli),
         cmocka_unit_test(test_a_refused_input_leaves_an_existing_solution_alone),
+        cmocka_unit_test(test_a_plan_past_size_max_names_the_line_and_id),
         cmocka_unit_test(test_top_level_help_and_version),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

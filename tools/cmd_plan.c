@@ -1,5 +1,6 @@
 /* tensorplan plan: place the buffers of a MiniMalloc CSV problem in one arena. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,25 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     return st == TP_ERR_INFEASIBLE ? TP_OK : st;
 }
 
+/* The planner names a refused tensor by its index ("tensor 3: ..."); a CSV user needs the
+ * file's line and the buffer's id, like every other refusal of an input file. */
+static void report_plan_failure(const char *path, const tp_csv_table *t, tp_status st)
+{
+    const char *msg = tp_last_error();
+    size_t index = 0;
+    int used = 0;
+    if (sscanf(msg, "tensor %zu:%n", &index, &used) == 1 && used > 0 && index < t->count) {
+        if (st == TP_ERR_OVERFLOW)
+            tp_cli_error("%s:%zu: buffer '%s':%s: expected every offset + size to be at most %zu",
+                         path, t->lines[index], t->ids[index], msg + used, (size_t)SIZE_MAX);
+        else
+            tp_cli_error("%s:%zu: buffer '%s':%s", path, t->lines[index], t->ids[index],
+                         msg + used);
+        return;
+    }
+    tp_cli_error("%s: %s", path, msg);
+}
+
 int tp_cmd_plan(int argc, char **argv)
 {
     plan_args a;
@@ -209,7 +229,7 @@ int tp_cmd_plan(int argc, char **argv)
     if (st == TP_OK)
         st = tp_peak_live_bytes(t.tensors, t.count, &peak);
     if (st != TP_OK) {
-        tp_cli_error("%s: %s", a.problem, tp_last_error());
+        report_plan_failure(a.problem, &t, st);
         free(offsets);
         tp_csv_free(&t);
         return tp_cli_exit_for(st);

@@ -466,8 +466,6 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
             if (set->n == 0)
                 continue;
-            for (uint32_t i = 0; i < set->n; i += 4)
-                __builtin_prefetch(&set->v[i]);
             /* insertion sort, most blocks first: the densest sets shrink the pieces most */
             size_t j = n_sets++;
             while (j > 0 && sets[j - 1]->n < set->n) {
