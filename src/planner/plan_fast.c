@@ -540,9 +540,12 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
         if (offset + size > arena)
             arena = offset + size;
 
+        /* A leaf is nobody's strict ancestor, so its `own` set would never be read (its
+         * `sub` set holds the same tensors). */
         for (size_t c = 0; c < n_nodes; c++) {
             const size_t node = nodes[c];
-            if ((c < n_canon && !set_add(&t.pool, &t.own[node], offset, offset + size)) ||
+            if ((c < n_canon && node < t.leaves &&
+                 !set_add(&t.pool, &t.own[node], offset, offset + size)) ||
                 !set_add(&t.pool, &t.sub[node], offset, offset + size)) {
                 st = tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
                 goto out;
