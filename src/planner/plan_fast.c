@@ -7,10 +7,18 @@
  * contains the node, and `sub`, the union of `own` over the node's subtree. A tensor
  * conflicts with a query exactly when it is stored at an ancestor of one of the query's
  * canonical nodes or inside the subtree of one, so the union of the query's conflicts is the
- * union of O(log T) coalesced sets. Coalescing inside the tree is what keeps this fast: the
- * greedy packs tensors tightly, so even thousands of long-lived tensors collapse into a few
- * blocks. The result is the same set of addresses as the straightforward scan, hence the same
- * gaps and the same offsets. */
+ * union of O(log T) coalesced sets.
+ *
+ * The union itself is never built. The rule only needs its gaps that are at least `size`
+ * long (and where the union ends), and a gap of a union lies inside a gap of every one of
+ * its sets. So a query starts from the free ranges >= size of the set with the most blocks
+ * (plus the unbounded range above it) and cuts each other set out of them, dropping whatever
+ * becomes shorter than size (later sets only shrink it further). The survivors are exactly
+ * the gaps of the union that are >= size, in address order, and the unbounded range, which
+ * starts where the union ends: the same candidates as the straightforward scan, hence the
+ * same offsets. With long lifetimes the union has hundreds of blocks but only a few gaps long
+ * enough for the (decreasing) size, so after the densest sets each further set costs a few
+ * searches instead of a walk over all of its blocks. */
 #include "planner/planner_perf.h"
 #include "planner/planner_internal.h"
 
@@ -19,6 +27,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Queries read sets scattered over tens of megabytes; loading the next query's sets early
+ * overlaps their cache misses with the current query. */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 typedef struct span {
     size_t start, end; /* [start, end) */
@@ -448,19 +464,15 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             query_nodes(&t, leaf_lo[k + 1], leaf_hi[k + 1], nodes_next, &n_nodes_next,
                         &n_canon_next);
             for (size_t c = 0; c < n_nodes_next; c++) {
-                __builtin_prefetch(&t.sub[nodes_next[c]]);
-                __builtin_prefetch(&t.own[nodes_next[c]]);
+                PREFETCH(&t.sub[nodes_next[c]]);
+                PREFETCH(&t.own[nodes_next[c]]);
             }
         } else {
             n_nodes_next = n_canon_next = 0;
         }
 
-        /* The conflicting union is the union of these sets. Rather than listing its blocks,
-         * start from the free ranges (>= size) of the set reaching highest, then cut every
-         * other set out of them. What survives are exactly the gaps of the union that are
-         * long enough, plus the unbounded range above it; with tightly packed tensors these
-         * are few, so each further set costs a few binary searches instead of a walk over all
-         * of its blocks. */
+        /* The candidate gaps: the free ranges (>= size) of the densest set, cut by the others
+         * (see the top of this file). */
         size_t n_sets = 0;
         for (size_t c = 0; c < n_nodes; c++) {
             const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
@@ -474,19 +486,16 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             }
             sets[j] = set;
         }
-        const size_t base = 0;
 
         size_t offset = 0;
         int overflow = 0;
         if (n_sets > 0) {
-            if (!pieces_reserve(&cand, sets[base]->n + 1)) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot allocate %u address ranges", sets[base]->n);
+            if (!pieces_reserve(&cand, sets[0]->n + 1)) {
+                st = tp_fail(TP_ERR_NOMEM, "cannot allocate %u address ranges", sets[0]->n);
                 goto out;
             }
-            pieces_of_set(sets[base], size, &cand);
-            for (size_t c = 0; c < n_sets; c++) {
-                if (c == base)
-                    continue;
+            pieces_of_set(sets[0], size, &cand);
+            for (size_t c = 1; c < n_sets; c++) {
                 if (!pieces_reserve(&next, cand.n + sets[c]->n)) {
                     st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address ranges",
                                  cand.n + sets[c]->n);
@@ -535,7 +544,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             const span_set *set =
                 c < n_canon_next ? &t.sub[nodes_next[c]] : &t.own[nodes_next[c]];
             for (uint32_t i = 0; i < set->n; i += 4)
-                __builtin_prefetch(&set->v[i]);
+                PREFETCH(&set->v[i]);
         }
         if (offset + size > arena)
             arena = offset + size;
