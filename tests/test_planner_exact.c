@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
+#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 
@@ -444,6 +446,135 @@ static void test_exact_with_alignment_on_a_minimalloc_problem(void **state)
     tp_csv_free(&table);
 }
 
+/* Wide lifetimes make one search node scan thousands of lists; the clock must be read by the
+ * work done, not every 1,024 nodes (a 1 s limit once took 7 s on such an instance). */
+static void wide_instance(tp_tensor_lifetime *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        t[i] = (tp_tensor_lifetime){ 1 + below(1000), i, i + n / 2 + below(n / 2) };
+}
+
+static void test_the_search_deadline_holds_when_every_node_is_expensive(void **state)
+{
+    (void)state;
+    rng_state = 2024;
+    const size_t n = 2500;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off), total = 0;
+    wide_instance(t, n);
+    for (size_t i = 0; i < n; i++)
+        total += t[i].size;
+    tp_exact_params p;
+    memset(&p, 0, sizeof p);
+    p.limit = total;
+    p.minimise = 1;
+    p.start = tp_plan_clock();
+    p.deadline = p.start + 0.2;
+    tp_exact_result res;
+    assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+    const double took = tp_plan_clock() - p.start;
+    assert_true(took < (sanitized() ? 3.0 : 1.0));
+    assert_true(res.timed_out);
+    assert_false(res.complete);
+    free(t);
+    free(off);
+}
+
+static void test_the_time_limit_holds_when_every_node_is_expensive(void **state)
+{
+    (void)state;
+    rng_state = 2024;
+    const size_t n = 2500;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off), arena = 0;
+    wide_instance(t, n);
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.strategy = TP_PLAN_EXACT;
+    o.time_limit_seconds = 0.3;
+    tp_plan_report rep;
+    const double t0 = seconds_now();
+    assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
+    const double took = seconds_now() - t0;
+    assert_true(took < (sanitized() ? 4.0 : 1.5));
+    assert_true(rep.timed_out);
+    assert_false(rep.proven_optimal);
+    assert_valid_plan(t, n, off, arena, 1);
+    free(t);
+    free(off);
+}
+
+/* Several searches at once must each give what they give alone (the search keeps no state
+ * outside its call). Threads start together, so their setups overlap. */
+typedef struct search_job {
+    tp_tensor_lifetime t[600];
+    size_t n, limit;
+    size_t off[600];
+    tp_exact_result res;
+    tp_status st;
+    const struct search_job *expect; /* NULL: run once */
+    int reps, mismatches;
+} search_job;
+
+static void search_once(search_job *j)
+{
+    tp_exact_params p;
+    memset(&p, 0, sizeof p);
+    p.limit = j->limit;
+    p.minimise = 1;
+    p.node_limit = 3000;
+    memset(j->off, 0, sizeof j->off);
+    j->st = tp_exact_search(j->t, j->n, &p, j->off, &j->res);
+}
+
+static void *run_search_job(void *arg)
+{
+    search_job *j = arg;
+    for (int r = 0; r < j->reps; r++) {
+        search_once(j);
+        const search_job *x = j->expect;
+        if (j->st != x->st || j->res.found != x->res.found || j->res.arena != x->res.arena ||
+            j->res.nodes != x->res.nodes || memcmp(j->off, x->off, j->n * sizeof *j->off) != 0)
+            j->mismatches++;
+    }
+    return NULL;
+}
+
+static void test_concurrent_searches_equal_sequential_ones(void **state)
+{
+    (void)state;
+    enum { JOBS = 4 };
+    static search_job jobs[JOBS], alone[JOBS];
+    rng_state = 77;
+    for (size_t k = 0; k < JOBS; k++) {
+        jobs[k].n = 200 + 100 * k;
+        size_t total = 0;
+        for (size_t i = 0; i < jobs[k].n; i++) {
+            const size_t first = below(300);
+            jobs[k].t[i] = (tp_tensor_lifetime){ 1 + below(100), first, first + below(40) };
+            total += jobs[k].t[i].size;
+        }
+        jobs[k].limit = total;
+        alone[k] = jobs[k];
+        search_once(&alone[k]);
+        assert_int_equal(alone[k].st, TP_OK);
+        assert_true(alone[k].res.found);
+        assert_valid_plan(alone[k].t, alone[k].n, alone[k].off, alone[k].res.arena, 1);
+        jobs[k].expect = &alone[k];
+        jobs[k].reps = 1;
+    }
+    const int rounds = sanitized() ? 3 : 12;
+    for (int r = 0; r < rounds; r++) {
+        pthread_t th[JOBS];
+        for (size_t k = 0; k < JOBS; k++)
+            assert_int_equal(pthread_create(&th[k], NULL, run_search_job, &jobs[k]), 0);
+        for (size_t k = 0; k < JOBS; k++)
+            assert_int_equal(pthread_join(th[k], NULL), 0);
+    }
+    for (size_t k = 0; k < JOBS; k++)
+        assert_int_equal(jobs[k].mismatches, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +587,9 @@ int main(void)
         cmocka_unit_test(test_minimalloc_problems_fit_their_capacity),
         cmocka_unit_test(test_a_tight_time_limit_returns_quickly_and_says_so),
         cmocka_unit_test(test_exact_with_alignment_on_a_minimalloc_problem),
+        cmocka_unit_test(test_the_search_deadline_holds_when_every_node_is_expensive),
+        cmocka_unit_test(test_the_time_limit_holds_when_every_node_is_expensive),
+        cmocka_unit_test(test_concurrent_searches_equal_sequential_ones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

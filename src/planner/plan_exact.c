@@ -41,6 +41,10 @@ double tp_plan_clock(void)
 #define EX_ORDERS 9
 #define EX_FIRST_RUN 2000ULL
 #define EX_MAX_OVERLAPS ((size_t)1 << 26)
+/* Inner-loop steps between two reads of the clock, about a millisecond. Nodes are not a
+ * measure of time: one node of a wide instance scans thousands of lists, so a clock read
+ * every 1,024 nodes let a 3 s limit run 30 s. */
+#define EX_WORK_PER_CLOCK (1ULL << 20)
 
 typedef struct ex_buf {
     size_t size;
@@ -92,6 +96,7 @@ typedef struct ex {
     size_t pool_n, pool_cap;
     uint64_t rng; /* 0: no perturbation */
     size_t *at, *min2, *sum2;
+    unsigned long long work, next_clock; /* inner-loop steps; when to read the clock next */
 } ex;
 
 static size_t round_up(size_t x, size_t a)
@@ -180,6 +185,7 @@ static int place(ex *e, uint32_t c, size_t Y)
             ok = 0;
     }
     const size_t ny = round_up(end, e->align);
+    e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
     for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
         const uint32_t o = e->ov[k];
         if (e->placed[o] || e->y[o] >= ny)
@@ -211,7 +217,8 @@ static int poll_budget(ex *e)
         e->stopped = e->timed_out = 1;
         return 1;
     }
-    if ((e->nodes & 1023u) == 0) {
+    if ((e->nodes & 1023u) == 0 || e->work >= e->next_clock) {
+        e->next_clock = e->work + EX_WORK_PER_CLOCK;
         double now = tp_plan_clock();
         if (e->deadline > 0 && now >= e->deadline) {
             e->stopped = e->timed_out = 1;
@@ -362,6 +369,7 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
                 break;
             }
             size_t *mv = e->minv;
+            e->work += e->b[i].s1 - e->b[i].s0 + 2;
             for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
                 if (at < mv[sct])
                     mv[sct] = at;
@@ -531,15 +539,6 @@ static unsigned long long luby(unsigned long long i)
     }
 }
 
-static const ex_buf *s0_ctx;
-static int by_s0_cmp(const void *pa, const void *pb)
-{
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    if (s0_ctx[a].s0 != s0_ctx[b].s0)
-        return s0_ctx[a].s0 < s0_ctx[b].s0 ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
 static int by_first(const void *pa, const void *pb)
 {
     const size_t *a = pa, *b = pb;
@@ -665,15 +664,23 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     if (e.floor == NULL || e.rem == NULL || e.minv == NULL || e.min2 == NULL ||
         e.sum2 == NULL || e.at == NULL)
         goto nomem;
+    /* Buffers by first section, then index: a counting sort (minv holds the counts for now),
+     * which needs no comparison context; a qsort comparator reading a file-scope pointer
+     * raced between threads. */
+    for (size_t k = 0; k < n_sec; k++)
+        e.minv[k] = 0;
+    for (size_t k = 0; k < m; k++)
+        e.minv[e.b[k].s0]++;
+    for (size_t k = 0, sum = 0; k < n_sec; k++) {
+        const size_t c = e.minv[k];
+        e.minv[k] = sum;
+        sum += c;
+    }
+    for (size_t k = 0; k < m; k++)
+        e.by_s0[e.minv[e.b[k].s0]++] = (uint32_t)k;
     for (size_t k = 0; k < n_sec; k++)
         e.minv[k] = e.min2[k] = SIZE_MAX;
-    for (size_t k = 0; k < m; k++)
-        e.by_s0[k] = (uint32_t)k;
-    s0_ctx = e.b;
-    qsort(e.by_s0, m, sizeof *e.by_s0, by_s0_cmp);
     e.n_scopes = 1;
-    {
-    }
 
     /* Overlap lists: buffers sharing a section. */
     size_t total = 0;
