@@ -201,6 +201,10 @@ static void test_long_lifetimes_at_moderate_sizes_match(void **state)
     for (int r = 0; r < rounds; r++) {
         const size_t reach = r % 3 == 0 ? n / 10 : (r % 3 == 1 ? n / 3 : n);
         long_family(t, n, reach, r & 1);
+        for (size_t i = 0; r == rounds - 1 && i < n; i++) {
+            t[i].first_use = i / 2; /* nested: every lifetime contains the middle one */
+            t[i].last_use = n - i / 2;
+        }
         size_t arena_a = 0, arena_b = 0;
         assert_int_equal(tp_plan_offsets_simple(t, n, a, &arena_a), TP_OK);
         assert_int_equal(tp_plan_offsets_fast(t, n, b, &arena_b), TP_OK);

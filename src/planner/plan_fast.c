@@ -11,14 +11,14 @@
  *
  * The union itself is never built. The rule only needs its gaps that are at least `size`
  * long (and where the union ends), and a gap of a union lies inside a gap of every one of
- * its sets. So a query starts from the free ranges >= size of the set with the most blocks
+ * its sets. So a query starts from the free ranges >= size of the set covering the most bytes
  * (plus the unbounded range above it) and cuts each other set out of them, dropping whatever
  * becomes shorter than size (later sets only shrink it further). The survivors are exactly
  * the gaps of the union that are >= size, in address order, and the unbounded range, which
  * starts where the union ends: the same candidates as the straightforward scan, hence the
  * same offsets. With long lifetimes the union has hundreds of blocks but only a few gaps long
- * enough for the (decreasing) size, so after the densest sets each further set costs a few
- * searches instead of a walk over all of its blocks. */
+ * enough for the (decreasing) size, so after the most covering sets each further set costs a
+ * few searches instead of a walk over all of its blocks. */
 #include "planner/planner_perf.h"
 #include "planner/planner_internal.h"
 
@@ -43,6 +43,7 @@ typedef struct span {
 typedef struct span_set {
     span *v;
     uint32_t n, cap;
+    size_t covered; /* bytes inside the spans: picks the set a query starts from */
 } span_set;
 
 /* The span arrays of all sets come from one pool: capacities are powers of two, a grown set's
@@ -137,8 +138,11 @@ static int set_add(pool *pool, span_set *set, size_t s, size_t e)
     }
     uint32_t i = lo;
     uint32_t j = i;
-    while (j < set->n && set->v[j].start <= e)
+    size_t replaced = 0;
+    while (j < set->n && set->v[j].start <= e) {
+        replaced += set->v[j].end - set->v[j].start;
         j++;
+    }
     if (i == j) {
         if (set->n == set->cap) {
             if (set->cap >= UINT32_MAX / 2)
@@ -157,11 +161,13 @@ static int set_add(pool *pool, span_set *set, size_t s, size_t e)
         memmove(set->v + i + 1, set->v + i, (size_t)(set->n - i) * sizeof *set->v);
         set->v[i] = (span){ s, e };
         set->n++;
+        set->covered += e - s;
         return 1;
     }
     span merged = { s < set->v[i].start ? s : set->v[i].start,
                     e > set->v[j - 1].end ? e : set->v[j - 1].end };
     set->v[i] = merged;
+    set->covered += (merged.end - merged.start) - replaced;
     if (j > i + 1) { /* a span already covered (common in `sub`) or extended moves nothing */
         memmove(set->v + i + 1, set->v + j, (size_t)(set->n - j) * sizeof *set->v);
         set->n -= j - i - 1;
@@ -471,16 +477,19 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             n_nodes_next = n_canon_next = 0;
         }
 
-        /* The candidate gaps: the free ranges (>= size) of the densest set, cut by the others
-         * (see the top of this file). */
+        /* The candidate gaps: the free ranges (>= size) of the most covering set, cut by the
+         * others (see the top of this file). */
         size_t n_sets = 0;
         for (size_t c = 0; c < n_nodes; c++) {
             const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
             if (set->n == 0)
                 continue;
-            /* insertion sort, most blocks first: the densest sets shrink the pieces most */
+            /* Insertion sort, most bytes covered first: the set closest to the union leaves
+             * the fewest candidate ranges. Starting from the set with the most blocks instead
+             * is as good with long lifetimes but not when one set is a single block covering
+             * everything and another has thousands of scattered blocks (nested lifetimes). */
             size_t j = n_sets++;
-            while (j > 0 && sets[j - 1]->n < set->n) {
+            while (j > 0 && sets[j - 1]->covered < set->covered) {
                 sets[j] = sets[j - 1];
                 j--;
             }
