@@ -28,6 +28,17 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
 tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
                                size_t *offsets, size_t *arena_size);
 
+/* The refusals shared by both reductions: NULL arrays with edges, an edge against the
+ * topological numbering ("topological" in the message), a reachability matrix or edge scratch
+ * that cannot be addressed. *rows receives max to + 1; without edges also *reduced_count = 0,
+ * and there is nothing more to do. */
+tp_status tp_reduction_check(size_t node_count, const tp_edge *edges, size_t edge_count,
+                             const tp_edge *reduced, size_t *reduced_count, size_t *rows);
+
+/* Copies the edges into sorted, sorts them by (from, to) and collapses duplicates; returns
+ * how many remain. */
+size_t tp_reduction_sort_edges(const tp_edge *edges, size_t edge_count, tp_edge *sorted);
+
 /* The dense seed reduction (n^2/8 bytes), kept as the reference for the blocked one. */
 tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
                                         size_t edge_count, tp_edge *reduced,

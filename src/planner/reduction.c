@@ -1,4 +1,5 @@
 #include "planner/planner_internal.h"
+#include "planner/planner_perf.h"
 
 #include "common/error.h"
 
@@ -19,8 +20,8 @@ static int bit_is_set(const uint64_t *row, size_t v)
     return (int)((row[v / 64] >> (v % 64)) & 1u);
 }
 
-tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges, size_t edge_count,
-                                  tp_edge *reduced, size_t *reduced_count)
+tp_status tp_reduction_check(size_t node_count, const tp_edge *edges, size_t edge_count,
+                             const tp_edge *reduced, size_t *reduced_count, size_t *rows)
 {
     if (reduced_count == NULL)
         return tp_fail(TP_ERR_INVALID, "reduced_count is NULL");
@@ -40,19 +41,44 @@ tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
         if (edges[i].to + 1 > n)
             n = edges[i].to + 1;
     }
+    *rows = n;
     if (edge_count == 0) {
         *reduced_count = 0;
         return TP_OK;
     }
-
+    /* The contract of the seed: a graph whose whole reachability matrix cannot even be
+     * addressed is refused before anything is allocated, although blocks would need less. */
     const size_t words = n / 64 + (n % 64 != 0);
     if (words > SIZE_MAX / sizeof(uint64_t) / n)
         return tp_fail(TP_ERR_NOMEM,
                        "%zu nodes: reachability matrix of %zu x %zu bits overflows size_t", n,
                        n, n);
-    if (edge_count > SIZE_MAX / sizeof(tp_edge))
+    if (edge_count > SIZE_MAX / sizeof(tp_edge) || n > SIZE_MAX / sizeof(size_t) - 1)
         return tp_fail(TP_ERR_NOMEM, "%zu edges: scratch size overflows size_t", edge_count);
+    return TP_OK;
+}
 
+size_t tp_reduction_sort_edges(const tp_edge *edges, size_t edge_count, tp_edge *sorted)
+{
+    if (edge_count == 0)
+        return 0;
+    memcpy(sorted, edges, edge_count * sizeof *sorted);
+    qsort(sorted, edge_count, sizeof *sorted, by_from_to);
+    size_t m = 1;
+    for (size_t i = 1; i < edge_count; i++)
+        if (sorted[i].from != sorted[m - 1].from || sorted[i].to != sorted[m - 1].to)
+            sorted[m++] = sorted[i];
+    return m;
+}
+
+tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges, size_t edge_count,
+                                  tp_edge *reduced, size_t *reduced_count)
+{
+    size_t n = 0;
+    tp_status st = tp_reduction_check(node_count, edges, edge_count, reduced, reduced_count, &n);
+    if (st != TP_OK || edge_count == 0)
+        return st;
+    const size_t words = n / 64 + (n % 64 != 0);
     uint64_t *reach = calloc(n * words, sizeof *reach);
     tp_edge *sorted = malloc(edge_count * sizeof *sorted);
     unsigned char *keep = malloc(edge_count);
@@ -65,13 +91,7 @@ tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
                        n * words * sizeof *reach);
     }
 
-    memcpy(sorted, edges, edge_count * sizeof *sorted);
-    qsort(sorted, edge_count, sizeof *sorted, by_from_to);
-    size_t m = 1;
-    for (size_t i = 1; i < edge_count; i++) {
-        if (sorted[i].from != sorted[m - 1].from || sorted[i].to != sorted[m - 1].to)
-            sorted[m++] = sorted[i];
-    }
+    const size_t m = tp_reduction_sort_edges(edges, edge_count, sorted);
 
     /* Descending node order is reverse topological, so every successor's row is final when
      * it is folded in. reach[u] first collects what u's successors reach (themselves

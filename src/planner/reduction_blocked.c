@@ -17,63 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_from_to(const void *pa, const void *pb)
-{
-    const tp_edge *a = pa, *b = pb;
-    if (a->from != b->from)
-        return a->from < b->from ? -1 : 1;
-    return (a->to > b->to) - (a->to < b->to);
-}
-
 tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges,
                                          size_t edge_count, tp_edge *reduced,
                                          size_t *reduced_count, size_t memory_budget)
 {
-    if (reduced_count == NULL)
-        return tp_fail(TP_ERR_INVALID, "reduced_count is NULL");
-    if (edges == NULL && edge_count > 0)
-        return tp_fail(TP_ERR_INVALID, "edges is NULL but edge_count is %zu", edge_count);
-    if (reduced == NULL && edge_count > 0)
-        return tp_fail(TP_ERR_INVALID, "reduced is NULL but edge_count is %zu", edge_count);
     size_t n = 0;
-    for (size_t i = 0; i < edge_count; i++) {
-        if (edges[i].from >= edges[i].to || edges[i].to >= node_count)
-            return tp_fail(TP_ERR_INVALID,
-                           "edge %zu (%zu -> %zu) breaks the topological numbering: "
-                           "need from < to < node_count %zu",
-                           i, edges[i].from, edges[i].to, node_count);
-        if (edges[i].to + 1 > n)
-            n = edges[i].to + 1;
-    }
-    if (edge_count == 0) {
-        *reduced_count = 0;
-        return TP_OK;
-    }
-    if (edge_count > SIZE_MAX / sizeof(tp_edge) || n > SIZE_MAX / sizeof(size_t) - 1)
-        return tp_fail(TP_ERR_NOMEM, "%zu edges: scratch size overflows size_t", edge_count);
-    /* The contract of the seed: a graph whose whole reachability matrix cannot even be
-     * addressed is refused before anything is allocated, although blocks would need less. */
+    tp_status st = tp_reduction_check(node_count, edges, edge_count, reduced, reduced_count, &n);
+    if (st != TP_OK || edge_count == 0)
+        return st;
     const size_t all_words = n / 64 + (n % 64 != 0);
-    if (all_words > SIZE_MAX / sizeof(uint64_t) / n)
-        return tp_fail(TP_ERR_NOMEM,
-                       "%zu nodes: reachability matrix of %zu x %zu bits overflows size_t", n,
-                       n, n);
 
     tp_edge *sorted = malloc(edge_count * sizeof *sorted);
     unsigned char *keep = malloc(edge_count);
     size_t *first = calloc(n + 1, sizeof *first); /* CSR: successors of u in [first[u], first[u+1]) */
     uint64_t *rows = NULL;
-    tp_status st = TP_OK;
     if (sorted == NULL || keep == NULL || first == NULL) {
         st = tp_fail(TP_ERR_NOMEM, "%zu edges: cannot allocate reduction scratch", edge_count);
         goto out;
     }
-    memcpy(sorted, edges, edge_count * sizeof *sorted);
-    qsort(sorted, edge_count, sizeof *sorted, by_from_to);
-    size_t m = 1;
-    for (size_t i = 1; i < edge_count; i++)
-        if (sorted[i].from != sorted[m - 1].from || sorted[i].to != sorted[m - 1].to)
-            sorted[m++] = sorted[i];
+    const size_t m = tp_reduction_sort_edges(edges, edge_count, sorted);
     for (size_t e = 0; e < m; e++)
         first[sorted[e].from + 1]++;
     for (size_t u = 0; u < n; u++)
