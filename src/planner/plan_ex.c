@@ -114,6 +114,33 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
     o->progress(&p, o->user);
 }
 
+/* One exact search under the given limit and budget; a plan it finds becomes the best one. */
+static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t count,
+                                  tp_exact_params *xp, size_t limit, int minimise,
+                                  unsigned long long node_limit, tp_plan_report *rep,
+                                  size_t *best, size_t *offsets, size_t *trial,
+                                  tp_exact_result *xr)
+{
+    xp->limit = limit;
+    xp->minimise = minimise;
+    xp->node_limit = node_limit;
+    xp->lower_bound = rep->lower_bound;
+    xp->known_best = *best;
+    xp->nodes_before = rep->nodes_explored;
+    tp_status st = tp_exact_search(tensors, count, xp, trial, xr);
+    if (st != TP_OK)
+        return st;
+    rep->nodes_explored += xr->nodes;
+    if (xr->found) {
+        if (count > 0)
+            memcpy(offsets, trial, count * sizeof *offsets);
+        *best = xr->arena;
+        rep->method = "exact search";
+        rep->strategy = TP_PLAN_EXACT;
+    }
+    return TP_OK;
+}
+
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report)
@@ -168,6 +195,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const size_t n_entries = o->strategy == TP_PLAN_GREEDY ? 1 : PORTFOLIO_SIZE;
     size_t best = SIZE_MAX;
     int have = 0;
+    double last_progress = start;
     for (size_t p = 0; p < n_entries; p++) {
         if (p > 0 && deadline > 0 && tp_plan_clock() >= deadline) {
             rep.timed_out = 1;
@@ -186,6 +214,11 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
             rep.method = portfolio[p].name;
             rep.strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
         }
+        /* a portfolio over a million tensors takes seconds: show it is under way */
+        if (o->progress != NULL && tp_plan_clock() - last_progress >= 0.1) {
+            call_progress(o, 1, best, peak, start, 0);
+            last_progress = tp_plan_clock();
+        }
     }
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
@@ -198,27 +231,17 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         memset(&xp, 0, sizeof xp);
         xp.alignment = align;
         xp.start = start;
-        xp.lower_bound = peak;
+        xp.deadline = deadline;
         xp.progress = o->progress;
         xp.user = o->user;
         tp_exact_result xr;
         if (decision) {
-            xp.limit = o->capacity;
-            xp.deadline = deadline;
-            xp.known_best = best;
-            xp.nodes_before = rep.nodes_explored;
-            st = tp_exact_search(tensors, count, &xp, trial, &xr);
+            st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, &rep, &best, offsets,
+                                  trial, &xr);
             if (st != TP_OK)
                 goto out;
-            rep.nodes_explored += xr.nodes;
             rep.timed_out = xr.timed_out;
-            if (xr.found) {
-                if (count > 0)
-                memcpy(offsets, trial, count * sizeof *offsets);
-                best = xr.arena;
-                rep.method = "exact search";
-                rep.strategy = TP_PLAN_EXACT;
-            } else if (xr.complete) {
+            if (!xr.found && xr.complete) {
                 rep.proven_infeasible = 1;
                 if (o->capacity + 1 > rep.lower_bound)
                     rep.lower_bound = o->capacity + 1;
@@ -235,52 +258,26 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                     rep.timed_out = 1;
                     break;
                 }
-                xp.limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
-                xp.minimise = 0;
-                xp.node_limit = EXACT_PROBE_NODES;
-                xp.lower_bound = rep.lower_bound;
-                xp.deadline = deadline;
-                xp.known_best = best;
-                xp.nodes_before = rep.nodes_explored;
-                st = tp_exact_search(tensors, count, &xp, trial, &xr);
+                const size_t limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
+                st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, &rep,
+                                      &best, offsets, trial, &xr);
                 if (st != TP_OK)
                     goto out;
-                rep.nodes_explored += xr.nodes;
-                if (xr.found) {
-                    if (count > 0)
-                        memcpy(offsets, trial, count * sizeof *offsets);
-                    best = xr.arena;
-                    rep.method = "exact search";
-                    rep.strategy = TP_PLAN_EXACT;
-                } else {
-                    if (xr.complete && xp.limit + 1 > rep.lower_bound)
-                        rep.lower_bound = xp.limit + 1;
-                    soft_lo = xp.limit + 1;
+                if (!xr.found) {
+                    if (xr.complete && limit + 1 > rep.lower_bound)
+                        rep.lower_bound = limit + 1;
+                    soft_lo = limit + 1;
                 }
                 call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
             }
             if (best <= rep.lower_bound) {
                 rep.proven_optimal = 1;
             } else if (!rep.timed_out) {
-                xp.limit = best - 1;
-                xp.minimise = 1;
-                xp.node_limit = 0;
-                xp.lower_bound = rep.lower_bound;
-                xp.deadline = deadline;
-                xp.known_best = best;
-                xp.nodes_before = rep.nodes_explored;
-                st = tp_exact_search(tensors, count, &xp, trial, &xr);
+                st = search_and_adopt(tensors, count, &xp, best - 1, 1, 0, &rep, &best, offsets,
+                                      trial, &xr);
                 if (st != TP_OK)
                     goto out;
-                rep.nodes_explored += xr.nodes;
                 rep.timed_out = xr.timed_out;
-                if (xr.found) {
-                    if (count > 0)
-                        memcpy(offsets, trial, count * sizeof *offsets);
-                    best = xr.arena;
-                    rep.method = "exact search";
-                    rep.strategy = TP_PLAN_EXACT;
-                }
                 if (xr.complete) {
                     rep.proven_optimal = 1;
                     rep.lower_bound = best;
