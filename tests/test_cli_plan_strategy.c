@@ -1,5 +1,7 @@
 /* `tensorplan plan --strategy/--time-limit/--align`, run as a user would. Solutions are read
  * by a reader of this file and checked by a pairwise overlap oracle written here. */
+#define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,19 +136,73 @@ static void test_a_capacity_below_the_peak_exits_4_proven(void **state)
     assert_true(file_contains("out3.txt", "proven: no plan fits"));
 }
 
+/* Each refusal: exit 2, exactly one line on stderr naming the flag, nothing on stdout. */
 static void test_bad_strategy_flags_are_usage_errors(void **state)
 {
     (void)state;
-    char args[1024];
-    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --strategy best", TP_TEST_DATA);
-    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
-    assert_true(file_contains("e.txt", "--strategy"));
-    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --align 12", TP_TEST_DATA);
-    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
-    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --time-limit -3", TP_TEST_DATA);
-    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
-    snprintf(args, sizeof args, "%s/minimalloc/input.12.csv --time-limit", TP_TEST_DATA);
-    assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+    const char *bad[][2] = { { "--strategy best", "--strategy" },
+                             { "--strategy", "--strategy" },
+                             { "--align 12", "power of two" },
+                             { "--align 0", "power of two" },
+                             { "--align", "--align" },
+                             { "--time-limit -3", "--time-limit" },
+                             { "--time-limit nan", "--time-limit" },
+                             { "--time-limit 1e999", "--time-limit" },
+                             { "--time-limit 2s", "--time-limit" },
+                             { "--time-limit", "--time-limit" } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[1024], path[512], text[4096];
+        snprintf(args, sizeof args, "%s/minimalloc/input.12.csv %s", TP_TEST_DATA, bad[i][0]);
+        assert_int_equal(run(args, "o.txt", "e.txt"), 2);
+        assert_int_equal(file_size("o.txt"), 0);
+        snprintf(path, sizeof path, "%s/e.txt", dir);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t got = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[got] = '\0';
+        assert_true(got > 0 && strchr(text, '\n') == text + got - 1); /* one line */
+        assert_non_null(strstr(text, bad[i][1]));
+    }
+}
+
+/* With stderr on a terminal (a pseudo-terminal opened here), the exact search keeps a
+ * progress line there and clears it at the end; the summary still goes to stdout. */
+static void test_exact_shows_a_progress_line_on_a_terminal(void **state)
+{
+    (void)state;
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    const char *slave = ptsname(master);
+    assert_non_null(slave);
+    char cmd[2048];
+    /* D is not settled in 0.5 s, so the search runs long enough for several redraws */
+    snprintf(cmd, sizeof cmd,
+             "%s plan %s/minimalloc/D.1048576.csv --strategy exact --time-limit 0.5 "
+             ">%s/out4.txt 2>%s </dev/null",
+             TP_CLI_PATH, TP_TEST_DATA, dir, slave);
+    int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char text[65536];
+    size_t got = 0;
+    assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+    for (;;) {
+        ssize_t r = read(master, text + got, sizeof text - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    text[got] = '\0';
+    close(master);
+    assert_non_null(strstr(text, "searching: best arena "));
+    assert_non_null(strstr(text, "lower bound 986112"));
+    /* the last thing written clears the line */
+    assert_true(got >= 4 && strcmp(text + got - 4, "\r\033[K") == 0);
+    assert_true(file_contains("out4.txt", "not proven (time limit reached)"));
+    assert_false(file_contains("out4.txt", "searching"));
 }
 
 static int setup(void **state)
@@ -160,7 +216,7 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = { "sol.csv", "sol2.csv", "out.txt", "err.txt", "out2.txt", "err2.txt",
-                            "out3.txt", "err3.txt", "o.txt", "e.txt" };
+                            "out3.txt", "err3.txt", "o.txt", "e.txt", "out4.txt" };
     char path[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -176,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_portfolio_with_alignment_writes_aligned_offsets),
         cmocka_unit_test(test_a_capacity_below_the_peak_exits_4_proven),
         cmocka_unit_test(test_bad_strategy_flags_are_usage_errors),
+        cmocka_unit_test(test_exact_shows_a_progress_line_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
