@@ -270,7 +270,15 @@ static void pieces_minus_few_blocks(const piece_list *in, const span_set *set, s
     size_t n = 0, p = 0;
     int have = 0;
     piece cur = { 0, 0 };
-    for (uint32_t i = 0; i < set->n; i++) {
+    uint32_t lo = 0, hi = set->n; /* blocks ending at or below the lowest piece cut nothing */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (set->v[mid].end <= in->v[0].start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t i = lo; i < set->n; i++) {
         const size_t s = set->v[i].start, e = set->v[i].end;
         for (;;) {
             if (have && cur.end <= s) {
@@ -505,6 +513,9 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             }
             pieces_of_set(sets[0], size, &cand);
             for (size_t c = 1; c < n_sets; c++) {
+                /* Often a whole set lies below the lowest candidate: nothing to cut. */
+                if (sets[c]->v[sets[c]->n - 1].end <= cand.v[0].start)
+                    continue;
                 if (!pieces_reserve(&next, cand.n + sets[c]->n)) {
                     st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address ranges",
                                  cand.n + sets[c]->n);
