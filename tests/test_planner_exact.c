@@ -575,6 +575,40 @@ static void test_concurrent_searches_equal_sequential_ones(void **state)
         assert_int_equal(jobs[k].mismatches, 0);
 }
 
+/* planner.md section 3's G1 family, generated here from the spec's text: the exact search
+ * reaches the peak on all 500 instances (the issue's target), proves it, and a second run
+ * gives the same offsets. */
+static void test_exact_reaches_the_peak_on_every_g1_instance(void **state)
+{
+    (void)state;
+    size_t reached = 0;
+    for (uint64_t seed = 0; seed < 500; seed++) {
+        rng_state = (seed * 0x9E3779B97F4A7C15ULL) | 1;
+        tp_tensor_lifetime t[40];
+        const size_t n = 1 + below(40);
+        for (size_t i = 0; i < n; i++) {
+            const size_t first = below(24);
+            const size_t size = below(10) == 0 ? 0 : 1 + below(1024);
+            t[i] = (tp_tensor_lifetime){ size, first, first + below(8) };
+        }
+        size_t off[40], again[40], arena = 0, arena2 = 0;
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.strategy = TP_PLAN_EXACT;
+        tp_plan_report rep;
+        assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
+        assert_valid_plan(t, n, off, arena, 1);
+        assert_int_equal(rep.lower_bound, brute_peak(t, n));
+        assert_true(rep.proven_optimal);
+        assert_int_equal(rep.arena_size, arena);
+        reached += arena == brute_peak(t, n);
+        assert_int_equal(tp_plan_offsets_ex(t, n, &o, again, &arena2, &rep), TP_OK);
+        assert_int_equal(arena, arena2);
+        assert_memory_equal(off, again, n * sizeof *off);
+    }
+    assert_int_equal(reached, 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_the_search_deadline_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_the_time_limit_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_concurrent_searches_equal_sequential_ones),
+        cmocka_unit_test(test_exact_reaches_the_peak_on_every_g1_instance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
