@@ -8,6 +8,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
@@ -141,6 +145,63 @@ static void test_the_blocked_reduction_refuses_what_the_dense_one_refuses(void *
     assert_int_equal(count, 0);
 }
 
+/* The memory bound: in a child process whose address space may grow by only 64 MiB, the dense
+ * matrix of 40,000 nodes (200 MB) cannot be allocated, and the blocked reduction with an 8 MiB
+ * budget still gives the dense result computed here beforehand without that limit. Not under
+ * the sanitizers, which reserve far more address space than they use. */
+static void test_the_blocked_reduction_stays_within_its_memory_budget(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip();
+#endif
+    if (getenv("TP_SANITIZED") != NULL)
+        skip();
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (statm == NULL)
+        skip();
+    unsigned long pages = 0;
+    const int got = fscanf(statm, "%lu", &pages);
+    fclose(statm);
+    if (got != 1)
+        skip();
+    rng_state = 41;
+    const size_t n = 40000, m = 160000;
+    tp_edge *edges = malloc(m * sizeof *edges), *want = malloc(m * sizeof *want);
+    tp_edge *out = malloc(m * sizeof *out);
+    for (size_t i = 0; i < m; i++) {
+        const size_t u = below(n - 1);
+        const size_t reach = below(16) == 0 ? n - 1 - u : (n - 1 - u < 32 ? n - 1 - u : 32);
+        edges[i] = (tp_edge){ u, u + 1 + below(reach) };
+    }
+    size_t want_n = 0;
+    assert_int_equal(tp_transitive_reduction_dense(n, edges, m, want, &want_n), TP_OK);
+    fflush(NULL);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const rlim_t limit = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)64 << 20);
+        const struct rlimit rl = { limit, limit };
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(10);
+        size_t k = 0;
+        if (tp_transitive_reduction_dense(n, edges, m, out, &k) != TP_ERR_NOMEM)
+            _exit(11); /* the limit would not bind */
+        if (tp_transitive_reduction_budget(n, edges, m, out, &k, (size_t)8 << 20) != TP_OK)
+            _exit(12);
+        if (k != want_n || memcmp(out, want, k * sizeof *out) != 0)
+            _exit(13);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    free(edges);
+    free(want);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_blocked_reduction_equals_the_warshall_oracle_with_odd_budgets),
         cmocka_unit_test(test_the_public_reduction_agrees_with_the_dense_one),
         cmocka_unit_test(test_the_blocked_reduction_refuses_what_the_dense_one_refuses),
+        cmocka_unit_test(test_the_blocked_reduction_stays_within_its_memory_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
