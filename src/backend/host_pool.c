@@ -260,12 +260,12 @@ static tp_pool_counters b_counters(const tp_backend *b)
 static tp_status b_no_execute(tp_backend *b, const tp_exec_args *args)
 {
     (void)args;
-    return tp_fail(TP_ERR_INVALID, "backend %s: execution not implemented", b->name);
+    return tp_fail(TP_ERR_INVALID, "backend %s is a memory pool only: it executes nothing", b->name);
 }
 
 static tp_status b_no_sync(tp_backend *b)
 {
-    return tp_fail(TP_ERR_INVALID, "backend %s: execution not implemented", b->name);
+    return tp_fail(TP_ERR_INVALID, "backend %s is a memory pool only: it executes nothing", b->name);
 }
 
 static int b_no_support(const tp_backend *b, tp_op op, tp_dtype dtype)
