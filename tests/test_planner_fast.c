@@ -353,6 +353,54 @@ static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
     }
 }
 
+/* Addresses are kept in 32 bits while the arena stays below 4 GiB and the plan is redone with
+ * size_t ones when a block would reach past it: arenas that cross that line early, late, or
+ * at the first tensor, and blocks ending right at it, must still give the reference offsets. */
+static void test_arenas_crossing_4_gib_match(void **state)
+{
+    (void)state;
+    if (SIZE_MAX <= UINT32_MAX)
+        skip();
+    rng_state = 31337;
+    const size_t rounds = sanitized() ? 150 : 600;
+    tp_tensor_lifetime t[120];
+    size_t order[120], off[120], want[120], a[120];
+    for (size_t r = 0; r < rounds; r++) {
+        const size_t n = 1 + below(120);
+        /* The unit makes the sum of the sizes land below, around or well above 4 GiB. */
+        const size_t units[] = { (size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 27,
+                                 (size_t)1 << 30, ((size_t)1 << 32) - 1 };
+        const size_t unit = units[below(5)];
+        for (size_t i = 0; i < n; i++) {
+            const size_t first = below(n), len = below(2) ? below(n + 1) : below(4);
+            size_t size = (1 + below(4)) * unit - below(3);
+            if (below(12) == 0)
+                size = ((size_t)1 << 32) - 1 - below(2); /* ends at or just under 4 GiB */
+            t[i] = (tp_tensor_lifetime){ size, first, first + len };
+        }
+        size_t arena_a = 1, arena_b = 2;
+        assert_int_equal(tp_plan_offsets_simple(t, n, a, &arena_a), TP_OK);
+        assert_int_equal(tp_plan_offsets_fast(t, n, off, &arena_b), TP_OK);
+        assert_int_equal(arena_a, arena_b);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(off[i], a[i]);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        for (size_t i = n; i > 1; i--) {
+            size_t j = below(i), tmp = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = tmp;
+        }
+        const size_t align = (size_t)1 << below(13);
+        const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
+        size_t arena = 0;
+        assert_int_equal(tp_greedy_place(t, n, order, n, align, rule, off, &arena), TP_OK);
+        assert_int_equal(arena, reference_place(t, n, order, n, align, rule, want));
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(off[i], want[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_long_lifetimes_at_moderate_sizes_match),
         cmocka_unit_test(test_equal_gaps_follow_the_tie_rules),
         cmocka_unit_test(test_the_order_driven_pass_equals_a_plain_reference),
+        cmocka_unit_test(test_arenas_crossing_4_gib_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+#ifndef PLAN_FAST_WIDTH
 /* The greedy of planner.md section 2 without the scan over every placed tensor.
  *
  * Which placed tensors conflict with a new one depends only on time, and what the rule needs
@@ -36,8 +37,145 @@
 #define PREFETCH(p) ((void)(p))
 #endif
 
+static unsigned class_of(uint32_t cap)
+{
+    unsigned c = 0;
+    while (((uint32_t)1 << c) < cap)
+        c++;
+    return c;
+}
+
+static int by_size_desc_stable(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb; /* pairs (size, index) */
+    if (a[0] != b[0])
+        return a[0] > b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return (*a > *b) - (*a < *b);
+}
+
+/* First index in sorted[0..n) whose value is > x. */
+static size_t upper_index(const size_t *sorted, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t round_up(size_t x, size_t a, int *overflow)
+{
+    size_t r = x % a;
+    if (r == 0)
+        return x;
+    if (x > SIZE_MAX - (a - r)) {
+        *overflow = 1;
+        return x;
+    }
+    return x + (a - r);
+}
+
+/* Everything that holds addresses is compiled twice (this file includes itself below): with
+ * 32-bit addresses, tried first, and with size_t ones. While the arena stays below 4 GiB the
+ * sets and candidate ranges take half the memory, and the run is bound by that memory
+ * traffic (the insertions' memmoves and the cache misses of ~20 sets per query). A placement
+ * that would end at or above UINT32_MAX stops the 32-bit run, and the plan is made again with
+ * size_t addresses: both runs apply the same rule, so the offsets are the same either way. */
+#define PLAN_FAST_WIDTH 32
+#define POS uint32_t
+#define POS_MAX UINT32_MAX
+#define W(name) name##_32
+#include "plan_fast.c"
+#undef POS
+#undef POS_MAX
+#undef W
+#undef PLAN_FAST_WIDTH
+#define PLAN_FAST_WIDTH 64
+#define POS size_t
+#define POS_MAX SIZE_MAX
+#define W(name) name##_64
+#include "plan_fast.c"
+#undef POS
+#undef POS_MAX
+#undef W
+
+tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
+                          size_t *arena_size)
+{
+    int too_wide = 0;
+    tp_status st = greedy_place_32(tensors, count, order, n_order, alignment, rule, offsets,
+                                   arena_size, &too_wide);
+    if (st != TP_OK || !too_wide)
+        return st;
+    return greedy_place_64(tensors, count, order, n_order, alignment, rule, offsets, arena_size,
+                           &too_wide);
+}
+
+tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
+                               size_t *offsets, size_t *arena_size)
+{
+    if (arena_size == NULL)
+        return tp_fail(TP_ERR_INVALID, "arena_size is NULL");
+    if (offsets == NULL && count > 0)
+        return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
+    tp_status st = tp_check_lifetimes(tensors, count);
+    if (st != TP_OK)
+        return st;
+    if (count > SIZE_MAX / (2 * sizeof(size_t)))
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
+    size_t *keys = malloc((count ? count : 1) * 2 * sizeof *keys);
+    if (keys == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (tensors[i].size > 0) {
+            keys[2 * n] = tensors[i].size;
+            keys[2 * n + 1] = i;
+            n++;
+        }
+    }
+    qsort(keys, n, 2 * sizeof *keys, by_size_desc_stable);
+    for (size_t k = 0; k < n; k++)
+        keys[k] = keys[2 * k + 1];
+    st = tp_greedy_place(tensors, count, keys, n, 1, TP_GAP_BEST_FIT, offsets, arena_size);
+    free(keys);
+    return st;
+}
+
+#else /* PLAN_FAST_WIDTH: the part compiled once per address width */
+
+#define span W(span)
+#define span_set W(span_set)
+#define pool W(pool)
+#define pool_alloc W(pool_alloc)
+#define pool_release W(pool_release)
+#define pool_free W(pool_free)
+#define tree W(tree)
+#define set_add W(set_add)
+#define piece W(piece)
+#define piece_list W(piece_list)
+#define pieces_reserve W(pieces_reserve)
+#define pieces_of_set W(pieces_of_set)
+#define pieces_minus_set W(pieces_minus_set)
+#define pieces_minus_few_blocks W(pieces_minus_few_blocks)
+#define tree_free W(tree_free)
+#define query_nodes W(query_nodes)
+#define first_end_above W(first_end_above)
+#define greedy_place W(greedy_place)
+
 typedef struct span {
-    size_t start, end; /* [start, end) */
+    POS start, end; /* [start, end) */
 } span;
 
 typedef struct span_set {
@@ -105,14 +243,6 @@ static void pool_free(pool *p)
     free(p->slabs);
 }
 
-static unsigned class_of(uint32_t cap)
-{
-    unsigned c = 0;
-    while (((uint32_t)1 << c) < cap)
-        c++;
-    return c;
-}
-
 typedef struct tree {
     size_t leaves; /* a power of two */
     span_set *own, *sub;
@@ -126,17 +256,24 @@ typedef struct tree {
 } tree;
 
 /* Adds [s, e) to a set of disjoint, non-touching spans sorted by start. */
-static int set_add(pool *pool, span_set *set, size_t s, size_t e)
+static int set_add(pool *pool, span_set *set, POS s, POS e)
 {
-    uint32_t lo = 0, hi = set->n;
-    while (lo < hi) { /* first span whose end reaches s (touching merges) */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (set->v[mid].end < s)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* The first span whose end reaches s (touching merges). Branch-free: the sets are
+     * large and the outcome of each step is a coin toss, so a branchy search mispredicts
+     * about half of its steps. */
+    uint32_t i = 0;
+    if (set->n > 0) {
+        const span *base = set->v;
+        uint32_t len = set->n;
+        while (len > 1) {
+            const uint32_t half = len / 2, next = (len - half) / 2;
+            PREFETCH(&base[next]); /* both possible next probes: overlaps their misses */
+            PREFETCH(&base[half + next]);
+            base = base[half].end < s ? base + half : base;
+            len -= half;
+        }
+        i = (uint32_t)(base - set->v) + (base->end < s);
     }
-    uint32_t i = lo;
     uint32_t j = i;
     size_t replaced = 0;
     while (j < set->n && set->v[j].start <= e) {
@@ -175,8 +312,24 @@ static int set_add(pool *pool, span_set *set, size_t s, size_t e)
     return 1;
 }
 
-/* A free address range [start, end) of the union seen so far; end == SIZE_MAX means unbounded
- * (no block starts at SIZE_MAX: a block has size >= 1 and its end fits in size_t). */
+/* The first index in v[0..n) whose span ends above x (n if none), v sorted by end.
+ * Branch-free: the sets are large and each step's outcome is a coin toss, so a branchy
+ * search mispredicts about half of its steps. */
+static uint32_t first_end_above(const span *v, uint32_t n, POS x)
+{
+    if (n == 0)
+        return 0;
+    const span *base = v;
+    while (n > 1) {
+        const uint32_t half = n / 2;
+        base = base[half].end <= x ? base + half : base;
+        n -= half;
+    }
+    return (uint32_t)(base - v) + (base->end <= x);
+}
+
+/* A free address range [start, end) of the union seen so far; end == POS_MAX means unbounded
+ * (no block ends at or above POS_MAX: greedy_place stops before one would). */
 typedef span piece;
 
 /* A growable array of pieces. */
@@ -205,13 +358,14 @@ static int pieces_reserve(piece_list *l, size_t need)
  * (always kept: later sets may cut real gaps out of it). */
 static void pieces_of_set(const span_set *set, size_t size, piece_list *out)
 {
-    size_t n = 0, prev_end = 0;
+    size_t n = 0;
+    POS prev_end = 0;
     for (uint32_t i = 0; i < set->n; i++) {
         if (set->v[i].start - prev_end >= size)
             out->v[n++] = (piece){ prev_end, set->v[i].start };
         prev_end = set->v[i].end;
     }
-    out->v[n++] = (piece){ prev_end, SIZE_MAX };
+    out->v[n++] = (piece){ prev_end, POS_MAX };
     out->n = n;
 }
 
@@ -228,7 +382,7 @@ static void pieces_minus_set(const piece_list *in, const span_set *set, size_t s
     size_t n = 0;
     uint32_t first = 0; /* no block before it ends after the current piece's start */
     for (size_t p = 0; p < in->n; p++) {
-        const size_t a = in->v[p].start, b = in->v[p].end;
+        const POS a = in->v[p].start, b = in->v[p].end;
         /* Ends increase along a coalesced set, so the first block ending after a lies at or
          * after the previous piece's one: gallop forward from there, then bisect. */
         uint32_t lo = first, step = 1, hi = first;
@@ -237,23 +391,16 @@ static void pieces_minus_set(const piece_list *in, const span_set *set, size_t s
             hi = nv - hi > step ? hi + step : nv;
             step *= 2;
         }
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (v[mid].end <= a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        first = lo;
-        size_t cur = a;
-        for (uint32_t i = lo; i < nv && v[i].start < b; i++) {
+        first = lo + first_end_above(v + lo, hi - lo, a);
+        POS cur = a;
+        for (uint32_t i = first; i < nv && v[i].start < b; i++) {
             if (v[i].start > cur && v[i].start - cur >= size)
                 out->v[n++] = (piece){ cur, v[i].start };
             if (v[i].end > cur)
                 cur = v[i].end;
         }
-        if (b == SIZE_MAX)
-            out->v[n++] = (piece){ cur, SIZE_MAX };
+        if (b == POS_MAX)
+            out->v[n++] = (piece){ cur, POS_MAX };
         else if (cur < b && b - cur >= size)
             out->v[n++] = (piece){ cur, b };
     }
@@ -270,16 +417,9 @@ static void pieces_minus_few_blocks(const piece_list *in, const span_set *set, s
     size_t n = 0, p = 0;
     int have = 0;
     piece cur = { 0, 0 };
-    uint32_t lo = 0, hi = set->n; /* blocks ending at or below the lowest piece cut nothing */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (set->v[mid].end <= in->v[0].start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (uint32_t i = lo; i < set->n; i++) {
-        const size_t s = set->v[i].start, e = set->v[i].end;
+    /* blocks ending at or below the lowest piece cut nothing */
+    for (uint32_t i = first_end_above(set->v, set->n, in->v[0].start); i < set->n; i++) {
+        const POS s = set->v[i].start, e = set->v[i].end;
         for (;;) {
             if (have && cur.end <= s) {
                 out->v[n++] = cur; /* a remainder that this block does not reach is final */
@@ -299,9 +439,9 @@ static void pieces_minus_few_blocks(const piece_list *in, const span_set *set, s
                 break; /* the block lies below the current piece */
             if (cur.start < s && s - cur.start >= size)
                 out->v[n++] = (piece){ cur.start, s };
-            if (cur.end == SIZE_MAX || e < cur.end) {
+            if (cur.end == POS_MAX || e < cur.end) {
                 cur.start = e;
-                if (cur.end != SIZE_MAX && cur.end - cur.start < size)
+                if (cur.end != POS_MAX && cur.end - cur.start < size)
                     have = 0;
                 break; /* later pieces start above cur.end > e */
             }
@@ -314,46 +454,6 @@ rest:
     while (p < in->n)
         out->v[n++] = in->v[p++];
     out->n = n;
-}
-
-static int by_size_desc_stable(const void *pa, const void *pb)
-{
-    const size_t *a = pa, *b = pb; /* pairs (size, index) */
-    if (a[0] != b[0])
-        return a[0] > b[0] ? -1 : 1;
-    return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-static int by_value(const void *pa, const void *pb)
-{
-    const size_t *a = pa, *b = pb;
-    return (*a > *b) - (*a < *b);
-}
-
-/* First index in sorted[0..n) whose value is > x. */
-static size_t upper_index(const size_t *sorted, size_t n, size_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static size_t round_up(size_t x, size_t a, int *overflow)
-{
-    size_t r = x % a;
-    if (r == 0)
-        return x;
-    if (x > SIZE_MAX - (a - r)) {
-        *overflow = 1;
-        return x;
-    }
-    return x + (a - r);
 }
 
 static void tree_free(tree *t)
@@ -395,10 +495,13 @@ static void query_nodes(tree *t, size_t lo, size_t hi, size_t *nodes, size_t *n_
     *n_canon_out = n_canon;
 }
 
-tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
-                          size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
-                          size_t *arena_size)
+/* Sets *too_wide (and returns TP_OK with no plan) when a block would end at or above POS_MAX. */
+static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
+                              const size_t *order, size_t n_order, size_t alignment,
+                              tp_gap_rule rule, size_t *offsets, size_t *arena_size,
+                              int *too_wide)
 {
+    *too_wide = 0;
     if (alignment == 0)
         alignment = 1;
     for (size_t i = 0; i < count; i++)
@@ -554,6 +657,12 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
             if (!found)
                 offset = round_up(cand.v[cand.n - 1].start, alignment, &overflow);
         }
+#if PLAN_FAST_WIDTH == 32
+        if (!overflow && (offset >= POS_MAX || size >= POS_MAX - offset)) {
+            *too_wide = 1;
+            goto out;
+        }
+#endif
         if (overflow || size > SIZE_MAX - offset) {
             st = tp_fail(TP_ERR_OVERFLOW, "tensor %zu: offset %zu + size %zu overflows size_t",
                          id, offset, size);
@@ -563,7 +672,7 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
         for (size_t c = 0; c < n_nodes_next; c++) {
             const span_set *set =
                 c < n_canon_next ? &t.sub[nodes_next[c]] : &t.own[nodes_next[c]];
-            for (uint32_t i = 0; i < set->n; i += 4)
+            for (uint32_t i = 0; i < set->n; i += 64 / sizeof(span)) /* one per cache line */
                 PREFETCH(&set->v[i]);
         }
         if (offset + size > arena)
@@ -574,8 +683,8 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
         for (size_t c = 0; c < n_nodes; c++) {
             const size_t node = nodes[c];
             if ((c < n_canon && node < t.leaves &&
-                 !set_add(&t.pool, &t.own[node], offset, offset + size)) ||
-                !set_add(&t.pool, &t.sub[node], offset, offset + size)) {
+                 !set_add(&t.pool, &t.own[node], (POS)offset, (POS)(offset + size))) ||
+                !set_add(&t.pool, &t.sub[node], (POS)offset, (POS)(offset + size))) {
                 st = tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
                 goto out;
             }
@@ -598,33 +707,24 @@ out:
     return st;
 }
 
-tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
-                               size_t *offsets, size_t *arena_size)
-{
-    if (arena_size == NULL)
-        return tp_fail(TP_ERR_INVALID, "arena_size is NULL");
-    if (offsets == NULL && count > 0)
-        return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
-    tp_status st = tp_check_lifetimes(tensors, count);
-    if (st != TP_OK)
-        return st;
-    if (count > SIZE_MAX / (2 * sizeof(size_t)))
-        return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
-    size_t *keys = malloc((count ? count : 1) * 2 * sizeof *keys);
-    if (keys == NULL)
-        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
-    size_t n = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (tensors[i].size > 0) {
-            keys[2 * n] = tensors[i].size;
-            keys[2 * n + 1] = i;
-            n++;
-        }
-    }
-    qsort(keys, n, 2 * sizeof *keys, by_size_desc_stable);
-    for (size_t k = 0; k < n; k++)
-        keys[k] = keys[2 * k + 1];
-    st = tp_greedy_place(tensors, count, keys, n, 1, TP_GAP_BEST_FIT, offsets, arena_size);
-    free(keys);
-    return st;
-}
+
+#undef span
+#undef span_set
+#undef pool
+#undef pool_alloc
+#undef pool_release
+#undef pool_free
+#undef tree
+#undef set_add
+#undef piece
+#undef piece_list
+#undef pieces_reserve
+#undef pieces_of_set
+#undef pieces_minus_set
+#undef pieces_minus_few_blocks
+#undef tree_free
+#undef query_nodes
+#undef first_end_above
+#undef greedy_place
+
+#endif /* PLAN_FAST_WIDTH */
