@@ -171,6 +171,7 @@ tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
 #define pieces_minus_few_blocks W(pieces_minus_few_blocks)
 #define tree_free W(tree_free)
 #define query_nodes W(query_nodes)
+#define find_insertions W(find_insertions)
 #define first_end_above W(first_end_above)
 #define greedy_place W(greedy_place)
 
@@ -255,25 +256,10 @@ typedef struct tree {
     pool pool;
 } tree;
 
-/* Adds [s, e) to a set of disjoint, non-touching spans sorted by start. */
-static int set_add(pool *pool, span_set *set, POS s, POS e)
+/* Adds [s, e) to a set of disjoint, non-touching spans sorted by start; i is the first span
+ * whose end reaches s (touching merges), found by find_insertions. */
+static int set_add(pool *pool, span_set *set, uint32_t i, POS s, POS e)
 {
-    /* The first span whose end reaches s (touching merges). Branch-free: the sets are
-     * large and the outcome of each step is a coin toss, so a branchy search mispredicts
-     * about half of its steps. */
-    uint32_t i = 0;
-    if (set->n > 0) {
-        const span *base = set->v;
-        uint32_t len = set->n;
-        while (len > 1) {
-            const uint32_t half = len / 2, next = (len - half) / 2;
-            PREFETCH(&base[next]); /* both possible next probes: overlaps their misses */
-            PREFETCH(&base[half + next]);
-            base = base[half].end < s ? base + half : base;
-            len -= half;
-        }
-        i = (uint32_t)(base - set->v) + (base->end < s);
-    }
     uint32_t j = i;
     size_t replaced = 0;
     while (j < set->n && set->v[j].start <= e) {
@@ -326,6 +312,32 @@ static uint32_t first_end_above(const span *v, uint32_t n, POS x)
         n -= half;
     }
     return (uint32_t)(base - v) + (base->end <= x);
+}
+
+/* at[q] = the first span of sets[q] whose end reaches s, for q < m. The searches run in
+ * lockstep, one step of each in turn: a step is a likely cache miss in a large set, and
+ * interleaving the independent searches overlaps their misses instead of paying them one
+ * after another. Branch-free: each step's outcome is a coin toss. */
+static void find_insertions(span_set *const *sets, size_t m, POS s, uint32_t *at)
+{
+    const span *base[2 * 4 * 64];
+    uint32_t len[2 * 4 * 64];
+    uint32_t longest = 0;
+    for (size_t q = 0; q < m; q++) {
+        base[q] = sets[q]->v;
+        len[q] = sets[q]->n;
+        if (len[q] > longest)
+            longest = len[q];
+    }
+    for (; longest > 1; longest -= longest / 2) {
+        for (size_t q = 0; q < m; q++) {
+            const uint32_t half = len[q] / 2;
+            base[q] = half > 0 && base[q][half].end < s ? base[q] + half : base[q];
+            len[q] -= half;
+        }
+    }
+    for (size_t q = 0; q < m; q++)
+        at[q] = len[q] == 0 ? 0 : (uint32_t)(base[q] - sets[q]->v) + (base[q]->end < s);
 }
 
 /* A free address range [start, end) of the union seen so far; end == POS_MAX means unbounded
@@ -520,6 +532,8 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
     piece_list cand = { 0 }, next = { 0 };
     size_t *nodes = NULL, *nodes_next = NULL;
     const span_set *sets[4 * 64];
+    span_set *adds[2 * 4 * 64];
+    uint32_t at[2 * 4 * 64];
     if (times == NULL)
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
     for (size_t k = 0; k < n_order; k++)
@@ -680,11 +694,16 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
 
         /* A leaf is nobody's strict ancestor, so its `own` set would never be read (its
          * `sub` set holds the same tensors). */
+        size_t n_add = 0;
         for (size_t c = 0; c < n_nodes; c++) {
             const size_t node = nodes[c];
-            if ((c < n_canon && node < t.leaves &&
-                 !set_add(&t.pool, &t.own[node], (POS)offset, (POS)(offset + size))) ||
-                !set_add(&t.pool, &t.sub[node], (POS)offset, (POS)(offset + size))) {
+            if (c < n_canon && node < t.leaves)
+                adds[n_add++] = &t.own[node];
+            adds[n_add++] = &t.sub[node];
+        }
+        find_insertions(adds, n_add, (POS)offset, at);
+        for (size_t c = 0; c < n_add; c++) {
+            if (!set_add(&t.pool, adds[c], at[c], (POS)offset, (POS)(offset + size))) {
                 st = tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
                 goto out;
             }
@@ -724,6 +743,7 @@ out:
 #undef pieces_minus_few_blocks
 #undef tree_free
 #undef query_nodes
+#undef find_insertions
 #undef first_end_above
 #undef greedy_place
 
