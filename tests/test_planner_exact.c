@@ -12,6 +12,8 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "support/offsets_oracle.h"
+
 #include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
@@ -37,31 +39,6 @@ static double seconds_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Soundness: no byte shared by tensors live at a common node, aligned offsets, zero-size
- * tensors at 0, and the reported arena is the true top. */
-static void assert_valid_plan(const tp_tensor_lifetime *t, size_t n, const size_t *off,
-                              size_t arena, size_t align)
-{
-    size_t top = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (t[i].size == 0) {
-            assert_int_equal(off[i], 0);
-            continue;
-        }
-        assert_int_equal(off[i] % align, 0);
-        if (off[i] + t[i].size > top)
-            top = off[i] + t[i].size;
-        for (size_t j = i + 1; j < n; j++) {
-            if (t[j].size == 0)
-                continue;
-            int live = t[i].first_use <= t[j].last_use && t[j].first_use <= t[i].last_use;
-            int share = off[i] < off[j] + t[j].size && off[j] < off[i] + t[i].size;
-            assert_false(live && share);
-        }
-    }
-    assert_int_equal(top, arena);
 }
 
 /* Peak by brute force over every node. */
@@ -147,7 +124,7 @@ static void test_exact_minimum_equals_the_exhaustive_minimum(void **state)
         o.alignment = align;
         tp_plan_report rep;
         assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
-        assert_valid_plan(t, n, off, arena, align);
+        tpt_assert_sound_offsets(t, n, off, arena, align);
         assert_true(rep.proven_optimal);
         assert_false(rep.timed_out);
         assert_int_equal(rep.lower_bound <= arena, 1);
@@ -182,12 +159,12 @@ static void test_exact_decisions_equal_the_exhaustive_decision(void **state)
         if (fits) {
             assert_int_equal(st, TP_OK);
             assert_true(arena <= cap);
-            assert_valid_plan(t, n, off, arena, 1);
+            tpt_assert_sound_offsets(t, n, off, arena, 1);
             n_fit++;
         } else {
             assert_int_equal(st, TP_ERR_INFEASIBLE);
             assert_true(rep.proven_infeasible);
-            assert_valid_plan(t, n, off, arena, 1); /* the best plan found, over capacity */
+            tpt_assert_sound_offsets(t, n, off, arena, 1); /* the best plan found, over capacity */
             n_no_fit++;
         }
     }
@@ -217,12 +194,12 @@ static void test_a_peak_that_fits_can_still_be_infeasible(void **state)
     assert_true(rep.proven_infeasible);
     assert_false(rep.timed_out);
     assert_non_null(strstr(tp_last_error(), "proven"));
-    assert_valid_plan(t, n, off, arena, 1);
+    tpt_assert_sound_offsets(t, n, off, arena, 1);
 
     o.capacity = 8;
     assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
     assert_true(arena <= 8);
-    assert_valid_plan(t, n, off, arena, 1);
+    tpt_assert_sound_offsets(t, n, off, arena, 1);
 
     /* minimising proves 8 optimal although the peak is 7 */
     o.capacity = 0;
@@ -260,11 +237,11 @@ static void test_portfolio_plans_are_valid_and_never_worse_than_greedy(void **st
         size_t arena_g = 0, arena_p = 0;
         tp_plan_report rep;
         assert_int_equal(tp_plan_offsets_ex(t, n, &o, a, &arena_g, &rep), TP_OK);
-        assert_valid_plan(t, n, a, arena_g, align);
+        tpt_assert_sound_offsets(t, n, a, arena_g, align);
         assert_int_equal(rep.strategy, TP_PLAN_GREEDY);
         o.strategy = TP_PLAN_PORTFOLIO;
         assert_int_equal(tp_plan_offsets_ex(t, n, &o, b, &arena_p, &rep), TP_OK);
-        assert_valid_plan(t, n, b, arena_p, align);
+        tpt_assert_sound_offsets(t, n, b, arena_p, align);
         assert_true(arena_p <= arena_g);
         assert_true(rep.lower_bound == brute_peak(t, n));
         assert_true(arena_p >= rep.lower_bound);
@@ -363,7 +340,7 @@ static void test_minimalloc_problems_fit_their_capacity(void **state)
         assert_int_equal(tp_plan_offsets_ex(table.tensors, table.count, &o, off, &arena, &rep),
                          TP_OK);
         assert_true(arena <= 1048576);
-        assert_valid_plan(table.tensors, table.count, off, arena, 1);
+        tpt_assert_sound_offsets(table.tensors, table.count, off, arena, 1);
         assert_int_equal(rep.strategy, TP_PLAN_EXACT);
         assert_true(log.calls >= 1);
         assert_true(log.sane);
@@ -399,7 +376,7 @@ static void test_a_tight_time_limit_returns_quickly_and_says_so(void **state)
     double took = seconds_now() - t0;
     assert_int_equal(st, TP_OK);
     assert_true(took < (sanitized() ? 3.0 : 1.0));
-    assert_valid_plan(table.tensors, table.count, off, arena, 1);
+    tpt_assert_sound_offsets(table.tensors, table.count, off, arena, 1);
     assert_false(rep.proven_optimal);
     assert_true(rep.timed_out);
     assert_true(arena >= rep.lower_bound);
@@ -411,7 +388,7 @@ static void test_a_tight_time_limit_returns_quickly_and_says_so(void **state)
     st = tp_plan_offsets_ex(table.tensors, table.count, &o, off, &arena, &rep);
     took = seconds_now() - t0;
     assert_true(took < (sanitized() ? 3.0 : 1.0));
-    assert_valid_plan(table.tensors, table.count, off, arena, 1);
+    tpt_assert_sound_offsets(table.tensors, table.count, off, arena, 1);
     if (st == TP_ERR_INFEASIBLE) {
         assert_true(rep.timed_out);
         assert_false(rep.proven_infeasible);
@@ -440,7 +417,7 @@ static void test_exact_with_alignment_on_a_minimalloc_problem(void **state)
     tp_plan_report rep;
     assert_int_equal(tp_plan_offsets_ex(table.tensors, table.count, &o, off, &arena, &rep),
                      TP_OK);
-    assert_valid_plan(table.tensors, table.count, off, arena, 4096);
+    tpt_assert_sound_offsets(table.tensors, table.count, off, arena, 4096);
     assert_true(arena >= rep.lower_bound);
     free(off);
     tp_csv_free(&table);
@@ -499,7 +476,7 @@ static void test_the_time_limit_holds_when_every_node_is_expensive(void **state)
     assert_true(took < (sanitized() ? 4.0 : 1.5));
     assert_true(rep.timed_out);
     assert_false(rep.proven_optimal);
-    assert_valid_plan(t, n, off, arena, 1);
+    tpt_assert_sound_offsets(t, n, off, arena, 1);
     free(t);
     free(off);
 }
@@ -559,7 +536,7 @@ static void test_concurrent_searches_equal_sequential_ones(void **state)
         search_once(&alone[k]);
         assert_int_equal(alone[k].st, TP_OK);
         assert_true(alone[k].res.found);
-        assert_valid_plan(alone[k].t, alone[k].n, alone[k].off, alone[k].res.arena, 1);
+        tpt_assert_sound_offsets(alone[k].t, alone[k].n, alone[k].off, alone[k].res.arena, 1);
         jobs[k].expect = &alone[k];
         jobs[k].reps = 1;
     }
@@ -597,7 +574,7 @@ static void test_exact_reaches_the_peak_on_every_g1_instance(void **state)
         o.strategy = TP_PLAN_EXACT;
         tp_plan_report rep;
         assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
-        assert_valid_plan(t, n, off, arena, 1);
+        tpt_assert_sound_offsets(t, n, off, arena, 1);
         assert_int_equal(rep.lower_bound, brute_peak(t, n));
         assert_true(rep.proven_optimal);
         assert_int_equal(rep.arena_size, arena);

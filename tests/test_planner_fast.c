@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "support/offsets_oracle.h"
+
 #include "planner/planner_internal.h"
 #include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
@@ -29,29 +31,6 @@ static size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
 static int sanitized(void) { return getenv("TP_SANITIZED") != NULL; }
 
-/* No two tensors live at a common node share a byte; offsets are aligned. */
-static void assert_sound(const tp_tensor_lifetime *t, size_t n, const size_t *off, size_t arena,
-                         size_t align)
-{
-    size_t top = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (t[i].size == 0) {
-            assert_int_equal(off[i], 0);
-            continue;
-        }
-        assert_int_equal(off[i] % align, 0);
-        if (off[i] + t[i].size > top)
-            top = off[i] + t[i].size;
-        for (size_t j = i + 1; j < n; j++) {
-            if (t[j].size == 0)
-                continue;
-            int live = t[i].first_use <= t[j].last_use && t[j].first_use <= t[i].last_use;
-            int share = off[i] < off[j] + t[j].size && off[j] < off[i] + t[i].size;
-            assert_false(live && share);
-        }
-    }
-    assert_int_equal(top, arena);
-}
 
 /* kind 0: short local lifetimes; 1: long lifetimes; 2: mixed; sizes drawn from few values
  * so that ties are common, with zero sizes. */
@@ -96,7 +75,7 @@ static void test_fast_greedy_equals_the_straightforward_greedy(void **state)
         assert_int_equal(arena_a, arena_b);
         for (size_t i = 0; i < n; i++)
             assert_int_equal(a[i], b[i]);
-        assert_sound(t, n, b, arena_b, 1);
+        tpt_assert_sound_offsets(t, n, b, arena_b, 1);
     }
     free(t);
     free(a);
@@ -173,7 +152,7 @@ static void test_the_order_driven_pass_is_sound_with_alignment_and_first_fit(voi
         size_t align = (size_t)1 << below(7), arena = 0;
         tp_gap_rule rule = (r & 1) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, off, &arena), TP_OK);
-        assert_sound(t, n, off, arena, align);
+        tpt_assert_sound_offsets(t, n, off, arena, align);
     }
 }
 
