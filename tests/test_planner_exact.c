@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+
+#include "support/xorshift.h"
 #include <pthread.h>
 
 #include "support/offsets_oracle.h"
@@ -18,17 +20,10 @@
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 
-static uint64_t rng_state;
+/* The seed's xorshift64*; each test sets rng.state to its own starting value. */
+static tpt_rng rng;
 
-static uint64_t next_u64(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
+static uint64_t next_u64(void) { return tpt_rng_next(&rng); }
 
 static size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
@@ -111,7 +106,7 @@ static void small_instance(tp_tensor_lifetime *t, size_t n, size_t max_size)
 static void test_exact_minimum_equals_the_exhaustive_minimum(void **state)
 {
     (void)state;
-    rng_state = 4242;
+    rng.state = 4242;
     const size_t rounds = sanitized() ? 150 : 600;
     for (size_t r = 0; r < rounds; r++) {
         tp_tensor_lifetime t[6];
@@ -136,7 +131,7 @@ static void test_exact_minimum_equals_the_exhaustive_minimum(void **state)
 static void test_exact_decisions_equal_the_exhaustive_decision(void **state)
 {
     (void)state;
-    rng_state = 99;
+    rng.state = 99;
     const size_t rounds = sanitized() ? 200 : 1000;
     size_t n_fit = 0, n_no_fit = 0;
     for (size_t r = 0; r < rounds; r++) {
@@ -219,7 +214,7 @@ static void test_a_peak_that_fits_can_still_be_infeasible(void **state)
 static void test_portfolio_plans_are_valid_and_never_worse_than_greedy(void **state)
 {
     (void)state;
-    rng_state = 31337;
+    rng.state = 31337;
     const size_t rounds = sanitized() ? 100 : 500;
     for (size_t r = 0; r < rounds; r++) {
         size_t n = 1 + below(120);
@@ -254,7 +249,7 @@ static void test_portfolio_plans_are_valid_and_never_worse_than_greedy(void **st
 static void test_default_options_reproduce_tp_plan_offsets(void **state)
 {
     (void)state;
-    rng_state = 8;
+    rng.state = 8;
     for (size_t r = 0; r < 200; r++) {
         size_t n = below(80);
         tp_tensor_lifetime t[80];
@@ -434,7 +429,7 @@ static void wide_instance(tp_tensor_lifetime *t, size_t n)
 static void test_the_search_deadline_holds_when_every_node_is_expensive(void **state)
 {
     (void)state;
-    rng_state = 2024;
+    rng.state = 2024;
     const size_t n = 2500;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *off = malloc(n * sizeof *off), total = 0;
@@ -460,7 +455,7 @@ static void test_the_search_deadline_holds_when_every_node_is_expensive(void **s
 static void test_the_time_limit_holds_when_every_node_is_expensive(void **state)
 {
     (void)state;
-    rng_state = 2024;
+    rng.state = 2024;
     const size_t n = 2500;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *off = malloc(n * sizeof *off), arena = 0;
@@ -522,7 +517,7 @@ static void test_concurrent_searches_equal_sequential_ones(void **state)
     (void)state;
     enum { JOBS = 4 };
     static search_job jobs[JOBS], alone[JOBS];
-    rng_state = 77;
+    rng.state = 77;
     for (size_t k = 0; k < JOBS; k++) {
         jobs[k].n = 200 + 100 * k;
         size_t total = 0;
@@ -560,7 +555,7 @@ static void test_exact_reaches_the_peak_on_every_g1_instance(void **state)
     (void)state;
     size_t reached = 0;
     for (uint64_t seed = 0; seed < 500; seed++) {
-        rng_state = (seed * 0x9E3779B97F4A7C15ULL) | 1;
+        rng.state = (seed * 0x9E3779B97F4A7C15ULL) | 1;
         tp_tensor_lifetime t[40];
         const size_t n = 1 + below(40);
         for (size_t i = 0; i < n; i++) {

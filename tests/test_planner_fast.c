@@ -9,23 +9,18 @@
 
 #include <cmocka.h>
 
+#include "support/xorshift.h"
+
 #include "support/offsets_oracle.h"
 
 #include "planner/planner_internal.h"
 #include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
 
-static uint64_t rng_state;
+/* The seed's xorshift64*; each test sets rng.state to its own starting value. */
+static tpt_rng rng;
 
-static uint64_t next_u64(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
+static uint64_t next_u64(void) { return tpt_rng_next(&rng); }
 
 static size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
@@ -62,7 +57,7 @@ static void random_instance(tp_tensor_lifetime *t, size_t n, int kind)
 static void test_fast_greedy_equals_the_straightforward_greedy(void **state)
 {
     (void)state;
-    rng_state = 0x1234567ULL;
+    rng.state = 0x1234567ULL;
     const size_t rounds = sanitized() ? 600 : 4000;
     tp_tensor_lifetime *t = malloc(300 * sizeof *t);
     size_t *a = malloc(300 * sizeof *a), *b = malloc(300 * sizeof *b);
@@ -85,7 +80,7 @@ static void test_fast_greedy_equals_the_straightforward_greedy(void **state)
 static void test_the_public_planner_is_the_fast_one_and_matches_on_larger_inputs(void **state)
 {
     (void)state;
-    rng_state = 99;
+    rng.state = 99;
     const size_t n = sanitized() ? 1500 : 5000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -133,7 +128,7 @@ static void test_refusals_match(void **state)
 static void test_the_order_driven_pass_is_sound_with_alignment_and_first_fit(void **state)
 {
     (void)state;
-    rng_state = 777;
+    rng.state = 777;
     tp_tensor_lifetime t[80];
     size_t order[80], off[80];
     const size_t rounds = sanitized() ? 200 : 1000;
@@ -172,7 +167,7 @@ static void long_family(tp_tensor_lifetime *t, size_t n, size_t reach, int sizes
 static void test_long_lifetimes_at_moderate_sizes_match(void **state)
 {
     (void)state;
-    rng_state = 4242;
+    rng.state = 4242;
     const size_t n = sanitized() ? 800 : 3000;
     const int rounds = sanitized() ? 2 : 6;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
@@ -201,7 +196,7 @@ static void test_long_lifetimes_at_moderate_sizes_match(void **state)
 static void test_equal_gaps_follow_the_tie_rules(void **state)
 {
     (void)state;
-    rng_state = 31337;
+    rng.state = 31337;
     const int rounds = sanitized() ? 150 : 1500;
     tp_tensor_lifetime t[120];
     size_t a[120], b[120];
@@ -303,7 +298,7 @@ static size_t reference_place(const tp_tensor_lifetime *t, size_t n, const size_
 static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
 {
     (void)state;
-    rng_state = 2718;
+    rng.state = 2718;
     const size_t rounds = sanitized() ? 300 : 2000;
     tp_tensor_lifetime t[150];
     size_t order[150], off[150], want[150];
@@ -340,7 +335,7 @@ static void test_arenas_crossing_4_gib_match(void **state)
     (void)state;
     if (SIZE_MAX <= UINT32_MAX)
         skip();
-    rng_state = 31337;
+    rng.state = 31337;
     const size_t rounds = sanitized() ? 150 : 600;
     tp_tensor_lifetime t[120];
     size_t order[120], off[120], want[120], a[120];

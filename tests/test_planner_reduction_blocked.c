@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "support/xorshift.h"
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -16,17 +18,10 @@
 #include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
 
-static uint64_t rng_state;
+/* The seed's xorshift64*; each test sets rng.state to its own starting value. */
+static tpt_rng rng;
 
-static uint64_t next_u64(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
+static uint64_t next_u64(void) { return tpt_rng_next(&rng); }
 
 static size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
@@ -91,14 +86,14 @@ static void check_random_dags(size_t rounds, size_t max_nodes, size_t budget)
 static void test_blocked_reduction_equals_the_warshall_oracle_with_one_word_blocks(void **state)
 {
     (void)state;
-    rng_state = 17;
+    rng.state = 17;
     check_random_dags(getenv("TP_SANITIZED") ? 150 : 600, 300, 1); /* 64 columns per block */
 }
 
 static void test_blocked_reduction_equals_the_warshall_oracle_with_odd_budgets(void **state)
 {
     (void)state;
-    rng_state = 23;
+    rng.state = 23;
     const size_t budgets[] = { 8 * 130, 8 * 300 * 3, 1 << 20 };
     for (size_t i = 0; i < 3; i++)
         check_random_dags(getenv("TP_SANITIZED") ? 50 : 200, 260, budgets[i]);
@@ -107,7 +102,7 @@ static void test_blocked_reduction_equals_the_warshall_oracle_with_odd_budgets(v
 static void test_the_public_reduction_agrees_with_the_dense_one(void **state)
 {
     (void)state;
-    rng_state = 5;
+    rng.state = 5;
     const size_t n = 3000, m = 20000;
     tp_edge *edges = malloc(m * sizeof *edges), *a = malloc(m * sizeof *a);
     tp_edge *b = malloc(m * sizeof *b);
@@ -165,7 +160,7 @@ static void test_the_blocked_reduction_stays_within_its_memory_budget(void **sta
     fclose(statm);
     if (got != 1)
         skip();
-    rng_state = 41;
+    rng.state = 41;
     const size_t n = 40000, m = 160000;
     tp_edge *edges = malloc(m * sizeof *edges), *want = malloc(m * sizeof *want);
     tp_edge *out = malloc(m * sizeof *out);
