@@ -10,12 +10,10 @@
 #include <time.h>
 
 #include <cmocka.h>
-
-#include "support/xorshift.h"
 #include <pthread.h>
 
 #include "support/offsets_oracle.h"
-
+#include "support/xorshift.h"
 #include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"

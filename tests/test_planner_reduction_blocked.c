@@ -8,14 +8,13 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-#include "support/xorshift.h"
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "planner/planner_perf.h"
+#include "support/xorshift.h"
 #include "tensorplan/planner.h"
 
 /* The seed's xorshift64*; each test sets rng.state to its own starting value. */
