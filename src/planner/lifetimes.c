@@ -13,3 +13,13 @@ tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count)
     }
     return TP_OK;
 }
+
+tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
+                             const size_t *offsets, const size_t *arena_size)
+{
+    if (arena_size == NULL)
+        return tp_fail(TP_ERR_INVALID, "arena_size is NULL");
+    if (offsets == NULL && count > 0)
+        return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
+    return tp_check_lifetimes(tensors, count);
+}

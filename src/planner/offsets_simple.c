@@ -40,11 +40,7 @@ static int lifetimes_intersect(const tp_tensor_lifetime *a, const tp_tensor_life
 tp_status tp_plan_offsets_simple(const tp_tensor_lifetime *tensors, size_t count,
                                  size_t *offsets, size_t *arena_size)
 {
-    if (arena_size == NULL)
-        return tp_fail(TP_ERR_INVALID, "arena_size is NULL");
-    if (offsets == NULL && count > 0)
-        return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
-    tp_status st = tp_check_lifetimes(tensors, count);
+    tp_status st = tp_check_plan_args(tensors, count, offsets, arena_size);
     if (st != TP_OK)
         return st;
     if (count == 0) {

@@ -156,11 +156,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     if (report != NULL)
         *report = rep;
 
-    if (arena_size == NULL)
-        return tp_fail(TP_ERR_INVALID, "arena_size is NULL");
-    if (offsets == NULL && count > 0)
-        return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
-    tp_status st = tp_check_lifetimes(tensors, count);
+    tp_status st = tp_check_plan_args(tensors, count, offsets, arena_size);
     if (st != TP_OK)
         return st;
     const size_t align = o->alignment == 0 ? 1 : o->alignment;

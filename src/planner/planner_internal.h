@@ -13,4 +13,9 @@ tp_status tp_plan_offsets_simple(const tp_tensor_lifetime *tensors, size_t count
 /* Refuses first_use > last_use, naming the first offending tensor; also NULL with count > 0. */
 tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count);
 
+/* The refusals every offset planner shares: NULL arena_size, NULL offsets with count > 0,
+ * then tp_check_lifetimes. */
+tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
+                             const size_t *offsets, const size_t *arena_size);
+
 #endif
