@@ -669,6 +669,20 @@ static void dead_nodes_are_unmapped(void **state)
 
 /* --- regressions: each rule switched off is caught by the checker ---------------------- */
 
+/* Plans g with a rule switched off (o) and asserts the failure that rule prevents: nodes u
+ * and v, both live at once, are handed one buffer, and the independent checker rejects it. */
+static void assert_rule_off_shares_a_live_buffer(tp_allocator *a, const tp_graph *g,
+                                                 const tp_alloc_options *o, size_t u, size_t v)
+{
+    assert_int_equal(tp_alloc_graph(a, g, o), TP_OK);
+    tp_bufref ru, rv;
+    assert_true(tp_alloc_node_buffer(a, u, &ru));
+    assert_true(tp_alloc_node_buffer(a, v, &rv));
+    assert_int_equal(ru.id, rv.id);
+    char why[512];
+    assert_false(plan_sound(a, g, why, sizeof why));
+}
+
 /* Kahn's order runs node 5 (h's last reader, shallow) before 3 and 4 (a deep chain), so
  * liveness in that order frees h before node 3, while execution in build order still needs
  * it at node 5. */
@@ -722,12 +736,7 @@ static void unpinned_inputs_regression(void **state)
     assert_true(tp_alloc_node_buffer(a, p, &rp));
     assert_false(rt.id == rp.id);
     o.pin_inputs = 0;
-    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
-    assert_true(tp_alloc_node_buffer(a, t, &rt));
-    assert_true(tp_alloc_node_buffer(a, p, &rp));
-    assert_int_equal(rt.id, rp.id);
-    char why[512];
-    assert_false(plan_sound(a, g, why, sizeof why));
+    assert_rule_off_shares_a_live_buffer(a, g, &o, t, p);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
 }
@@ -749,13 +758,7 @@ static void inputs_first_regression(void **state)
     assert_sound(al, g);
     tp_alloc_options o = tp_alloc_options_default();
     o.inputs_first = 0;
-    assert_int_equal(tp_alloc_graph(al, g, &o), TP_OK);
-    tp_bufref ra, ry;
-    assert_true(tp_alloc_node_buffer(al, a1, &ra));
-    assert_true(tp_alloc_node_buffer(al, y, &ry));
-    assert_int_equal(ra.id, ry.id);
-    char why[512];
-    assert_false(plan_sound(al, g, why, sizeof why));
+    assert_rule_off_shares_a_live_buffer(al, g, &o, a1, y);
     tp_allocator_destroy(al);
     tp_graph_destroy(g);
 }
@@ -778,13 +781,7 @@ static void alias_deadline_regression(void **state)
     assert_sound(a, g);
     tp_alloc_options o = tp_alloc_options_default();
     o.alias_deadline_fix = 0;
-    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
-    tp_bufref rs, rb;
-    assert_true(tp_alloc_node_buffer(a, s, &rs));
-    assert_true(tp_alloc_node_buffer(a, b, &rb));
-    assert_int_equal(rs.id, rb.id);
-    char why[512];
-    assert_false(plan_sound(a, g, why, sizeof why));
+    assert_rule_off_shares_a_live_buffer(a, g, &o, s, b);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
 }
