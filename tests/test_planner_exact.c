@@ -474,6 +474,57 @@ static void test_the_time_limit_holds_when_every_node_is_expensive(void **state)
     free(off);
 }
 
+/* The setup of a search (overlap lists and section sums) is quadratic in the buffers: at the
+ * 4,096 maximum, with every lifetime overlapping every other, it takes a good fraction of a
+ * second under sanitizers. A deadline that has already passed must end the call during that
+ * setup, not after it: compared with the time the setup takes when it runs to the end (a
+ * one-node budget stops the search right after it), in the same process. */
+static double exact_call_seconds(const tp_tensor_lifetime *t, size_t n, size_t limit,
+                                 int past_deadline, tp_exact_result *res, size_t *off)
+{
+    double fastest = 1e30;
+    for (int run = 0; run < 3; run++) {
+        tp_exact_params p;
+        memset(&p, 0, sizeof p);
+        p.limit = limit;
+        p.minimise = 1;
+        p.start = tp_plan_clock();
+        if (past_deadline)
+            p.deadline = p.start;
+        else
+            p.node_limit = 1;
+        const double t0 = seconds_now();
+        assert_int_equal(tp_exact_search(t, n, &p, off, res), TP_OK);
+        const double took = seconds_now() - t0;
+        if (took < fastest)
+            fastest = took;
+    }
+    return fastest;
+}
+
+static void test_a_passed_deadline_ends_the_search_setup(void **state)
+{
+    (void)state;
+    rng.state = 77;
+    const size_t n = 4096;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off), total = 0;
+    wide_instance(t, n);
+    for (size_t i = 0; i < n; i++)
+        total += t[i].size;
+    tp_exact_result res;
+    const double setup = exact_call_seconds(t, n, total, 0, &res, off);
+    assert_false(res.complete);
+    const double cut = exact_call_seconds(t, n, total, 1, &res, off);
+    assert_true(res.timed_out);
+    assert_false(res.found);
+    assert_false(res.complete);
+    assert_true(res.nodes == 0);
+    assert_true(cut * 4 < setup);
+    free(t);
+    free(off);
+}
+
 /* Several searches at once must each give what they give alone (the search keeps no state
  * outside its call). Threads start together, so their setups overlap. */
 typedef struct search_job {
@@ -593,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_exact_with_alignment_on_a_minimalloc_problem),
         cmocka_unit_test(test_the_search_deadline_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_the_time_limit_holds_when_every_node_is_expensive),
+        cmocka_unit_test(test_a_passed_deadline_ends_the_search_setup),
         cmocka_unit_test(test_concurrent_searches_equal_sequential_ones),
         cmocka_unit_test(test_exact_reaches_the_peak_on_every_g1_instance),
     };

@@ -230,6 +230,13 @@ static int poll_budget(ex *e)
     return 0;
 }
 
+/* Whether the time limit has passed, read every 64 rows of a quadratic setup loop (a row is
+ * at most 4,096 steps, so a read per few tens of microseconds). */
+static int setup_past_deadline(const ex *e, size_t row)
+{
+    return (row & 63u) == 0 && e->deadline > 0 && tp_plan_clock() >= e->deadline;
+}
+
 /* Candidate order: longer-lived first, then larger, then input order. A long tensor placed low
  * leaves one flat floor under many sections, and a fixed order keeps the search
  * deterministic. */
@@ -682,12 +689,16 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         e.minv[k] = e.min2[k] = SIZE_MAX;
     e.n_scopes = 1;
 
-    /* Overlap lists: buffers sharing a section. */
+    /* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a
+     * second at the 4,096-buffer maximum), so the time limit is checked here too. */
     size_t total = 0;
-    for (size_t i = 0; i < m; i++)
+    for (size_t i = 0; i < m; i++) {
+        if (setup_past_deadline(&e, i))
+            goto timed_out;
         for (size_t j = 0; j < m; j++)
             if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
                 e.ov_start[i + 1]++;
+    }
     for (size_t i = 0; i < m; i++) {
         total += e.ov_start[i + 1];
         e.ov_start[i + 1] = total;
@@ -700,13 +711,18 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     e.ov = malloc((total ? total : 1) * sizeof *e.ov);
     if (e.ov == NULL)
         goto nomem;
-    for (size_t i = 0, k = 0; i < m; i++)
+    for (size_t i = 0, k = 0; i < m; i++) {
+        if (setup_past_deadline(&e, i))
+            goto timed_out;
         for (size_t j = 0; j < m; j++)
             if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
                 e.ov[k++] = (uint32_t)j;
+    }
 
     int feasible = 1;
     for (size_t k = 0; k < m; k++) {
+        if (setup_past_deadline(&e, k))
+            goto timed_out;
         if (e.b[k].size > e.limit)
             feasible = 0;
         for (size_t s = e.b[k].s0; s <= e.b[k].s1; s++) {
@@ -794,6 +810,12 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     free(sec);
     ex_free(&e);
     return st;
+
+timed_out: /* during the setup: nothing explored, nothing found */
+    result->timed_out = 1;
+    free(sec);
+    ex_free(&e);
+    return TP_OK;
 
 nomem:
     free(sec);
