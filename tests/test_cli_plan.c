@@ -486,8 +486,8 @@ static void as_solution(const char *text, char *outbuf, size_t cap)
 }
 
 /* Every refusal of the CSV format, through both commands: exit 3, one line on stderr that
- * starts with "tensorplan: FILE:LINE: " and says what was expected, nothing on stdout, and
- * no solution (nor temporary file) written. */
+ * starts with "tensorplan: COMMAND: FILE:LINE: " and says what was expected, nothing on
+ * stdout, and no solution (nor temporary file) written. */
 static void test_every_refusal_through_the_cli(void **state)
 {
     (void)state;
@@ -522,7 +522,7 @@ static void test_every_refusal_through_the_cli(void **state)
     write_text(problem, ""); /* counted in the files present before each case */
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         const size_t before = files_in_tmp();
-        snprintf(want, sizeof want, "tensorplan: %s:%zu: ", problem, bad[k].line);
+
         for (int form = 0; form < 3; form++) {
             /* the bad file as the problem of plan, as the problem of validate (its solution
              * is a good file), and made a solution, as the solution of validate */
@@ -532,6 +532,8 @@ static void test_every_refusal_through_the_cli(void **state)
             else
                 as_solution(bad[k].text, text, sizeof text);
             write_text(problem, text);
+            snprintf(want, sizeof want, "tensorplan: %s: %s:%zu: ",
+                     form == 0 ? "plan" : "validate", problem, bad[k].line);
             int rc = form == 0   ? run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'",
                                            problem, sol)
                      : form == 1 ? run_cli(out, sizeof out, err, sizeof err,
@@ -569,7 +571,7 @@ static void test_a_plan_past_size_max_names_the_line_and_id(void **state)
     int rc = run_cli(out, sizeof out, err, sizeof err, "plan '%s' -o '%s'", problem, sol);
     assert_int_equal(rc, EXIT_BAD_INPUT);
     assert_int_equal(count_lines(err), 1);
-    snprintf(want, sizeof want, "tensorplan: %s:4: buffer 'b3': ", problem);
+    snprintf(want, sizeof want, "tensorplan: plan: %s:4: buffer 'b3': ", problem);
     if (strncmp(err, want, strlen(want)) != 0 || !strstr(err, "expected"))
         fail_msg("stderr '%s', wanted '%s...expected...'", err, want);
     struct stat st;

@@ -60,7 +60,7 @@ int tp_cli_exit_for(tp_status status);
 /* Seconds on a monotonic clock, for timings in summaries. */
 double tp_cli_now(void);
 
-/* Prints "tensorplan: MESSAGE" on one line to stderr. */
+/* Prints "tensorplan: COMMAND: MESSAGE" on one line to stderr (COMMAND once one is running). */
 void tp_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -66,14 +66,14 @@ int tp_cmd_alloc(int argc, char **argv)
             if (r < 0)
                 return TP_EXIT_USAGE;
             if (tp_alloc_strategy_from_name(v, &opts.strategy) != TP_OK) {
-                tp_cli_error("alloc: --strategy: %s", tp_last_error());
+                tp_cli_error("--strategy: %s", tp_last_error());
                 return TP_EXIT_USAGE;
             }
         } else if ((r = tp_cli_take_value(argc, argv, &i, "--aliasing", NULL, &v)) != 0) {
             if (r < 0)
                 return TP_EXIT_USAGE;
             if (tp_alias_policy_from_name(v, &opts.aliasing) != TP_OK) {
-                tp_cli_error("alloc: --aliasing: %s", tp_last_error());
+                tp_cli_error("--aliasing: %s", tp_last_error());
                 return TP_EXIT_USAGE;
             }
         } else if ((r = tp_cli_take_value(argc, argv, &i, "--plan", NULL, &v)) != 0) {
@@ -83,39 +83,39 @@ int tp_cmd_alloc(int argc, char **argv)
         } else if (strcmp(argv[i], "--exact-sizes") == 0) {
             opts.size_classes = 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("alloc: unknown option '%s' (see 'tensorplan help alloc')", argv[i]);
+            tp_cli_error("unknown option '%s' (see 'tensorplan help alloc')", argv[i]);
             return TP_EXIT_USAGE;
         } else if (!path) {
             path = argv[i];
         } else {
-            tp_cli_error("alloc: unexpected argument '%s' (one GRAPH.json only)", argv[i]);
+            tp_cli_error("unexpected argument '%s' (one GRAPH.json only)", argv[i]);
             return TP_EXIT_USAGE;
         }
     }
     if (!path) {
-        tp_cli_error("alloc: GRAPH.json is missing");
+        tp_cli_error("GRAPH.json is missing");
         return TP_EXIT_USAGE;
     }
     tp_graph *g = NULL;
     tp_status st = tp_graph_load_json(path, &g);
     if (st != TP_OK) {
-        tp_cli_error("alloc: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return st == TP_ERR_IO ? TP_EXIT_ERROR : TP_EXIT_BAD_INPUT;
     }
     tp_allocator *a = NULL;
     if (tp_allocator_create_host(&a) != TP_OK) {
-        tp_cli_error("alloc: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         tp_graph_destroy(g);
         return TP_EXIT_ERROR;
     }
     int rc = TP_EXIT_OK;
     st = tp_alloc_graph(a, g, &opts);
     if (st != TP_OK) {
-        tp_cli_error("alloc: %s: %s", path, tp_last_error());
+        tp_cli_error("%s: %s", path, tp_last_error());
         rc = st == TP_ERR_NOMEM ? TP_EXIT_ERROR : TP_EXIT_BAD_INPUT;
     }
     if (rc == TP_EXIT_OK && plan_path && tp_plan_save_json(a, plan_path) != TP_OK) {
-        tp_cli_error("alloc: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
     if (rc == TP_EXIT_OK) {

@@ -95,30 +95,30 @@ int tp_cmd_graph(int argc, char **argv)
         } else if (strcmp(argv[i], "--no-fuse") == 0) {
             fuse = 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("graph: unknown option '%s' (see 'tensorplan help graph')", argv[i]);
+            tp_cli_error("unknown option '%s' (see 'tensorplan help graph')", argv[i]);
             return TP_EXIT_USAGE;
         } else if (!model) {
             model = argv[i];
         } else {
-            tp_cli_error("graph: unexpected argument '%s' (one MODEL only)", argv[i]);
+            tp_cli_error("unexpected argument '%s' (one MODEL only)", argv[i]);
             return TP_EXIT_USAGE;
         }
     }
     if (!model) {
-        tp_cli_error("graph: MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
         return TP_EXIT_USAGE;
     }
     if (!tokens_s) {
-        tp_cli_error("graph: --tokens N is required");
+        tp_cli_error("--tokens N is required");
         return TP_EXIT_USAGE;
     }
     if (!json && !dot) {
-        tp_cli_error("graph: nothing to write: give --json FILE and/or --dot FILE");
+        tp_cli_error("nothing to write: give --json FILE and/or --dot FILE");
         return TP_EXIT_USAGE;
     }
     tp_model_config cfg;
     if (tp_model_config_builtin(model, &cfg) != TP_OK) {
-        tp_cli_error("graph: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     const size_t max_ctx = (size_t)cfg.max_ctx;
@@ -144,16 +144,16 @@ int tp_cmd_graph(int argc, char **argv)
                               .queued_layers = (int)queued};
     tp_graph *g = NULL;
     if (tp_model_build_graph(&cfg, &params, &g) != TP_OK) {
-        tp_cli_error("graph: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
     int rc = TP_EXIT_OK;
     if (json && tp_graph_save_json(g, json) != TP_OK) {
-        tp_cli_error("graph: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
     if (rc == TP_EXIT_OK && dot && tp_graph_save_dot(g, dot) != TP_OK) {
-        tp_cli_error("graph: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
         /* a failed command leaves nothing behind (formats.md), not half of what was asked */
         if (json)

@@ -90,7 +90,7 @@ static int report(const char *title, const tp_graph *g)
             o.strategy = strategies[si];
             o.aliasing = policies[pi];
             if (tp_allocator_create_host(&a) != TP_OK || tp_alloc_graph(a, g, &o) != TP_OK) {
-                tp_cli_error("model: %s", tp_last_error());
+                tp_cli_error("%s", tp_last_error());
                 tp_allocator_destroy(a);
                 return TP_EXIT_ERROR;
             }
@@ -131,22 +131,22 @@ int tp_cmd_model(int argc, char **argv)
                 return TP_EXIT_USAGE;
             n_ctx_s = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("model: unknown option '%s' (see 'tensorplan help model')", argv[i]);
+            tp_cli_error("unknown option '%s' (see 'tensorplan help model')", argv[i]);
             return TP_EXIT_USAGE;
         } else if (!model) {
             model = argv[i];
         } else {
-            tp_cli_error("model: unexpected argument '%s' (one MODEL only)", argv[i]);
+            tp_cli_error("unexpected argument '%s' (one MODEL only)", argv[i]);
             return TP_EXIT_USAGE;
         }
     }
     if (!model) {
-        tp_cli_error("model: MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
         return TP_EXIT_USAGE;
     }
     tp_model_config cfg;
     if (tp_model_config_builtin(model, &cfg) != TP_OK) {
-        tp_cli_error("model: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
@@ -182,7 +182,7 @@ int tp_cmd_model(int argc, char **argv)
         gp.fuse_ffn = 1;
         tp_graph *g = NULL;
         if (tp_model_build_graph(&cfg, &gp, &g) != TP_OK) {
-            tp_cli_error("model: %s", tp_last_error());
+            tp_cli_error("%s", tp_last_error());
             return TP_EXIT_ERROR;
         }
         char title[128];

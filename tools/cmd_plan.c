@@ -113,7 +113,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
             else if (strcmp(value, "exact") == 0)
                 a->strategy = TP_PLAN_EXACT;
             else {
-                tp_cli_error("plan: --strategy wants greedy, portfolio or exact, got '%s'", value);
+                tp_cli_error("--strategy wants greedy, portfolio or exact, got '%s'", value);
                 return -1;
             }
         } else if ((r = tp_cli_take_value(argc, argv, &i, "--time-limit", NULL, &value)) != 0) {
@@ -122,30 +122,30 @@ static int parse_args(int argc, char **argv, plan_args *a)
                 return -1;
             a->time_limit = strtod(value, &end);
             if (end == value || *end != '\0' || !(a->time_limit >= 0) || isinf(a->time_limit)) {
-                tp_cli_error("plan: --time-limit wants seconds >= 0, got '%s'", value);
+                tp_cli_error("--time-limit wants seconds >= 0, got '%s'", value);
                 return -1;
             }
         } else if ((r = tp_cli_take_value(argc, argv, &i, "--align", NULL, &value)) != 0) {
             if (r < 0 || tp_cli_parse_size("--align", value, &a->align) != 0)
                 return -1;
             if (a->align == 0 || (a->align & (a->align - 1)) != 0) {
-                tp_cli_error("plan: --align wants a power of two, got '%s'", value);
+                tp_cli_error("--align wants a power of two, got '%s'", value);
                 return -1;
             }
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("plan: unknown option '%s' (see 'tensorplan help plan')", argv[i]);
+            tp_cli_error("unknown option '%s' (see 'tensorplan help plan')", argv[i]);
             return -1;
         } else if (!a->problem) {
             a->problem = argv[i];
         } else {
-            tp_cli_error("plan: one PROBLEM.csv expected, got '%s' too (see 'tensorplan help "
+            tp_cli_error("one PROBLEM.csv expected, got '%s' too (see 'tensorplan help "
                          "plan')",
                          argv[i]);
             return -1;
         }
     }
     if (!a->problem) {
-        tp_cli_error("plan: PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
+        tp_cli_error("PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
                      "SOLUTION.csv] [--capacity BYTES])");
         return -1;
     }

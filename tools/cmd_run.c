@@ -78,7 +78,7 @@ static int parse_tokens(const char *text, int vocab, int32_t **out, size_t *n)
         count += *c == ',';
     int32_t *ids = malloc(count * sizeof *ids);
     if (!ids) {
-        tp_cli_error("run: out of memory");
+        tp_cli_error("out of memory");
         return -1;
     }
     size_t k = 0;
@@ -89,7 +89,7 @@ static int parse_tokens(const char *text, int vocab, int32_t **out, size_t *n)
         char buf[32];
         unsigned long long v = 0;
         if (len == 0 || len >= sizeof buf) {
-            tp_cli_error("run: --prompt-tokens '%s': expected comma-separated ids", text);
+            tp_cli_error("--prompt-tokens '%s': expected comma-separated ids", text);
             free(ids);
             return -1;
         }
@@ -137,7 +137,7 @@ static int dump_graph(const tp_model_config *c, const tp_session_options *o, siz
                                                  tp_session_context(c, o, n_prompt));
     tp_graph *g = NULL;
     if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
-        tp_cli_error("run: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
     int rc = TP_EXIT_OK;
@@ -146,7 +146,7 @@ static int dump_graph(const tp_model_config *c, const tp_session_options *o, siz
     if (rc == TP_EXIT_OK && json && tp_graph_save_json(g, json) != TP_OK)
         rc = TP_EXIT_ERROR;
     if (rc != TP_EXIT_OK)
-        tp_cli_error("run: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
     else
         printf("graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind, n_prompt,
                dot ? "; DOT written to " : "", dot ? dot : "",
@@ -190,26 +190,26 @@ int tp_cmd_run(int argc, char **argv)
         if (taken)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("run: unknown option '%s' (see 'tensorplan help run')", argv[i]);
+            tp_cli_error("unknown option '%s' (see 'tensorplan help run')", argv[i]);
             return TP_EXIT_USAGE;
         }
         if (model) {
-            tp_cli_error("run: unexpected argument '%s' (one MODEL only)", argv[i]);
+            tp_cli_error("unexpected argument '%s' (one MODEL only)", argv[i]);
             return TP_EXIT_USAGE;
         }
         model = argv[i];
     }
     if (!model) {
-        tp_cli_error("run: MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
         return TP_EXIT_USAGE;
     }
     tp_model_config cfg;
     if (tp_model_config_builtin(model, &cfg) != TP_OK) {
-        tp_cli_error("run: %s", tp_last_error());
+        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     if (tokens_s && len_s) {
-        tp_cli_error("run: --prompt-tokens and --prompt-len exclude each other");
+        tp_cli_error("--prompt-tokens and --prompt-len exclude each other");
         return TP_EXIT_USAGE;
     }
     unsigned long long prompt_len = RUN_DEFAULT_PROMPT, max_new = RUN_DEFAULT_MAX_NEW, seed = 1;
@@ -225,11 +225,11 @@ int tp_cmd_run(int argc, char **argv)
         (threads_s && tp_cli_parse_count("--threads", threads_s, 1, 64, &threads)))
         return TP_EXIT_USAGE;
     if (strategy_s && tp_alloc_strategy_from_name(strategy_s, &o.alloc.strategy) != TP_OK) {
-        tp_cli_error("run: --strategy: %s", tp_last_error());
+        tp_cli_error("--strategy: %s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     if (aliasing_s && tp_alias_policy_from_name(aliasing_s, &o.alloc.aliasing) != TP_OK) {
-        tp_cli_error("run: --aliasing: %s", tp_last_error());
+        tp_cli_error("--aliasing: %s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     o.n_ctx = (size_t)n_ctx;
@@ -243,7 +243,7 @@ int tp_cmd_run(int argc, char **argv)
         if (parse_tokens(tokens_s, cfg.vocab, &prompt, &n_prompt) != 0)
             return TP_EXIT_USAGE;
         if (n_prompt > (size_t)cfg.max_ctx) {
-            tp_cli_error("run: %zu prompt tokens exceed the model's context (%d)", n_prompt,
+            tp_cli_error("%zu prompt tokens exceed the model's context (%d)", n_prompt,
                          cfg.max_ctx);
             free(prompt);
             return TP_EXIT_USAGE;
@@ -252,7 +252,7 @@ int tp_cmd_run(int argc, char **argv)
         n_prompt = (size_t)prompt_len;
         prompt = malloc(n_prompt * sizeof *prompt);
         if (!prompt) {
-            tp_cli_error("run: out of memory");
+            tp_cli_error("out of memory");
             return TP_EXIT_ERROR;
         }
         uint64_t st = (uint64_t)seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
@@ -266,7 +266,7 @@ int tp_cmd_run(int argc, char **argv)
     size_t ctx = tp_session_context(&cfg, &o, n_prompt);
     size_t need = n_prompt + (max_new ? (size_t)max_new - 1 : 0);
     if (!(dot_s || json_s) && need > ctx) {
-        tp_cli_error("run: %zu prompt tokens and --max-new %llu need a KV context of %zu, but "
+        tp_cli_error("%zu prompt tokens and --max-new %llu need a KV context of %zu, but "
                      "n_ctx is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
                      n_prompt, max_new, need, ctx, cfg.max_ctx);
         free(prompt);
@@ -292,14 +292,14 @@ int tp_cmd_run(int argc, char **argv)
     tp_trace *trace = NULL;
     int32_t *out = calloc(max_new ? (size_t)max_new : 1, sizeof *out);
     if (!out) {
-        tp_cli_error("run: out of memory");
+        tp_cli_error("out of memory");
         goto done;
     }
     /* output paths are checked before the run, not after it */
     if (trace_s && tp_trace_open(trace_s, &trace) != TP_OK)
         goto fail;
     if (dump_s && mkdir(dump_s, 0777) != 0 && errno != EEXIST) {
-        tp_cli_error("run: --dump-dir '%s': cannot create the directory: %s", dump_s,
+        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", dump_s,
                      strerror(errno));
         goto done;
     }
@@ -370,7 +370,7 @@ int tp_cmd_run(int argc, char **argv)
     rc = TP_EXIT_OK;
     goto done;
 fail:
-    tp_cli_error("run: %s", tp_last_error());
+    tp_cli_error("%s", tp_last_error());
     rc = TP_EXIT_ERROR;
 done:
     if (trace)

@@ -60,7 +60,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
                 return -1;
             a->has_capacity = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("validate: unknown option '%s' (see 'tensorplan help validate')",
+            tp_cli_error("unknown option '%s' (see 'tensorplan help validate')",
                          argv[i]);
             return -1;
         } else if (!a->problem) {
@@ -68,12 +68,12 @@ static int parse_args(int argc, char **argv, validate_args *a)
         } else if (!a->solution) {
             a->solution = argv[i];
         } else {
-            tp_cli_error("validate: two files expected, got '%s' too", argv[i]);
+            tp_cli_error("two files expected, got '%s' too", argv[i]);
             return -1;
         }
     }
     if (!a->solution) {
-        tp_cli_error("validate: %s missing (usage: tensorplan validate PROBLEM.csv "
+        tp_cli_error("%s missing (usage: tensorplan validate PROBLEM.csv "
                      "SOLUTION.csv [--capacity BYTES])",
                      a->problem ? "SOLUTION.csv" : "PROBLEM.csv and SOLUTION.csv");
         return -1;

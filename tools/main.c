@@ -24,10 +24,15 @@ static const tp_command commands[] = {
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 
+/* The subcommand being run, named in every error message after "tensorplan: ". */
+static const char *current_command;
+
 void tp_cli_error(const char *fmt, ...)
 {
     va_list ap;
     fputs("tensorplan: ", stderr);
+    if (current_command != NULL)
+        fprintf(stderr, "%s: ", current_command);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -97,5 +102,6 @@ int main(int argc, char **argv)
             return TP_EXIT_OK;
         }
     }
+    current_command = cmd->name;
     return cmd->run(argc - 1, argv + 1);
 }
