@@ -392,14 +392,26 @@ static void pieces_minus_set(const piece_list *in, const span_set *set, size_t s
     for (size_t p = 0; p < in->n; p++) {
         const POS a = in->v[p].start, b = in->v[p].end;
         /* Ends increase along a coalesced set, so the first block ending after a lies at or
-         * after the previous piece's one: gallop forward from there, then bisect. */
-        uint32_t lo = first, step = 1, hi = first;
-        while (hi < nv && v[hi].end <= a) {
-            lo = hi + 1;
-            hi = nv - hi > step ? hi + step : nv;
-            step *= 2;
+         * after the previous piece's one, usually a few blocks ahead: count the ends <= a
+         * among the next 8 without branches (below 8, the count is the distance); farther,
+         * gallop forward from there, then bisect. */
+        uint32_t at = first;
+        if (nv - at >= 8) {
+            uint32_t ends_below = 0;
+            for (uint32_t q = 0; q < 8; q++)
+                ends_below += v[at + q].end <= a;
+            at += ends_below;
         }
-        first = lo + first_end_above(v + lo, hi - lo, a);
+        if (at == first + 8 || nv - first < 8) {
+            uint32_t lo = at, step = 1, hi = at;
+            while (hi < nv && v[hi].end <= a) {
+                lo = hi + 1;
+                hi = nv - hi > step ? hi + step : nv;
+                step *= 2;
+            }
+            at = lo + first_end_above(v + lo, hi - lo, a);
+        }
+        first = at;
         POS cur = a;
         for (uint32_t i = first; i < nv && v[i].start < b; i++) {
             if (v[i].start > cur && v[i].start - cur >= size)
