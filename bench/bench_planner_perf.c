@@ -5,12 +5,14 @@
  *  2. fast greedy at 1e6 local tensors
  *  3. the exact search on each MiniMalloc problem, capacity 1,048,576
  *  4. greedy vs portfolio vs exact on the G1 family and on a DNN-like family
- *  5. transitive reduction: dense vs blocked, and blocked at n = 300,000 */
+ *  5. transitive reduction: dense vs blocked, and blocked at n = 300,000
+ *  6. the portfolio's nine orders on one thread vs on every processor (same plan) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "planner/planner_internal.h"
 #include "planner/planner_perf.h"
@@ -267,6 +269,50 @@ static void reduction_section(void)
     }
 }
 
+static void portfolio_threads_section(void)
+{
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("\n6. portfolio (9 greedy orders): one thread vs tp_plan_offsets_ex (%ld processors "
+           "online)\n",
+           cpus);
+    printf("  %-9s %8s %10s %10s %7s\n", "lifetimes", "n", "1 thread", "all", "ratio");
+    static const struct {
+        int is_long;
+        size_t n;
+    } runs[] = { { 0, 100000 }, { 1, 30000 } };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        const size_t n = runs[r].n;
+        tp_tensor_lifetime *t = malloc(n * sizeof *t);
+        size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), arena_a = 0, arena_b = 0;
+        if (t == NULL || a == NULL || b == NULL) {
+            fprintf(stderr, "bench_planner_perf: out of memory\n");
+            exit(1);
+        }
+        family(t, n, runs[r].is_long, 11 + r);
+        double t0 = now();
+        if (tp_plan_portfolio_threads(t, n, 1, 1, a, &arena_a, NULL) != TP_OK)
+            exit(1);
+        const double one = now() - t0;
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.strategy = TP_PLAN_PORTFOLIO;
+        t0 = now();
+        if (tp_plan_offsets_ex(t, n, &o, b, &arena_b, NULL) != TP_OK)
+            exit(1);
+        const double all = now() - t0;
+        if (arena_a != arena_b || memcmp(a, b, n * sizeof *a) != 0) {
+            fprintf(stderr, "bench_planner_perf: the portfolio's plan depends on threads\n");
+            exit(1);
+        }
+        printf("  %-9s %8zu %9.3fs %9.3fs %6.2fx\n", runs[r].is_long ? "long" : "local", n, one,
+               all, one / all);
+        free(t);
+        free(a);
+        free(b);
+    }
+    printf("  (plans identical, checked)\n");
+}
+
 int main(int argc, char **argv)
 {
     int full = 0, greedy_only = 0;
@@ -292,5 +338,6 @@ int main(int argc, char **argv)
     family_section("G1", g1_instance, 40, 500);
     family_section("DNN", dnn_instance, 200, 200);
     reduction_section();
+    portfolio_threads_section();
     return 0;
 }

@@ -244,6 +244,119 @@ static void test_portfolio_plans_are_valid_and_never_worse_than_greedy(void **st
     }
 }
 
+/* The portfolio restated from planner.h: nine orders (input order breaking every tie), each
+ * placed by the greedy with best or first fit; the plan with the smallest arena wins, the
+ * earliest order on a tie. Large inputs run the orders on several threads, which must not
+ * change the plan. */
+typedef struct order_entry {
+    size_t k1, k2, index;
+} order_entry;
+
+static int by_order_entry(const void *pa, const void *pb)
+{
+    const order_entry *a = pa, *b = pb;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    if (a->k2 != b->k2)
+        return a->k2 < b->k2 ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static size_t portfolio_oracle(const tp_tensor_lifetime *t, size_t n, size_t align,
+                               size_t *best_offsets, size_t *best_entry)
+{
+    enum { BY_SIZE, BY_AREA, BY_LENGTH, BY_START, BY_END };
+    static const int kinds[9] = { BY_SIZE, BY_AREA, BY_LENGTH, BY_START, BY_END,
+                                  BY_SIZE, BY_AREA, BY_LENGTH, BY_START };
+    order_entry *e = malloc(n * sizeof *e);
+    size_t *order = malloc(n * sizeof *order), *off = malloc(n * sizeof *off);
+    size_t best = SIZE_MAX;
+    for (size_t p = 0; p < 9; p++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (t[i].size == 0)
+                continue;
+            const size_t len = t[i].last_use - t[i].first_use + 1, down = SIZE_MAX - t[i].size;
+            const size_t area = t[i].size > SIZE_MAX / len ? SIZE_MAX : t[i].size * len;
+            order_entry k = { down, 0, i };
+            if (kinds[p] == BY_AREA)
+                k = (order_entry){ SIZE_MAX - area, down, i };
+            else if (kinds[p] == BY_LENGTH)
+                k = (order_entry){ SIZE_MAX - len, down, i };
+            else if (kinds[p] == BY_START)
+                k = (order_entry){ t[i].first_use, down, i };
+            else if (kinds[p] == BY_END)
+                k = (order_entry){ SIZE_MAX - t[i].last_use, down, i };
+            e[m++] = k;
+        }
+        qsort(e, m, sizeof *e, by_order_entry);
+        for (size_t k = 0; k < m; k++)
+            order[k] = e[k].index;
+        size_t arena = 0;
+        assert_int_equal(tp_greedy_place(t, n, order, m, align,
+                                         p < 5 ? TP_GAP_BEST_FIT : TP_GAP_FIRST_FIT, off, &arena),
+                         TP_OK);
+        if (arena < best) {
+            best = arena;
+            *best_entry = p;
+            memcpy(best_offsets, off, n * sizeof *off);
+        }
+    }
+    free(e);
+    free(order);
+    free(off);
+    return best;
+}
+
+static void test_the_portfolio_plan_does_not_depend_on_threads(void **state)
+{
+    (void)state;
+    static const char *const names[9] = {
+        "greedy size best-fit",    "greedy area best-fit",  "greedy length best-fit",
+        "greedy start best-fit",   "greedy end best-fit",   "greedy size first-fit",
+        "greedy area first-fit",   "greedy length first-fit", "greedy start first-fit",
+    };
+    rng.state = 4242;
+    const size_t n = 4500; /* above the size that runs the orders on several threads */
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < n; i++) {
+            const size_t first = below(n / 2);
+            const size_t span = round == 0 ? below(8) : round == 1 ? below(300) : below(n / 10);
+            t[i] = (tp_tensor_lifetime){ below(20) == 0 ? 0 : 64 * (1 + below(round ? 64 : 8)),
+                                         first, first + span };
+        }
+        const size_t align = round == 2 ? 256 : 1;
+        size_t entry = 0;
+        const size_t arena = portfolio_oracle(t, n, align, want, &entry);
+
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.strategy = TP_PLAN_PORTFOLIO;
+        o.alignment = align;
+        tp_plan_report rep;
+        size_t arena_got = 0;
+        assert_int_equal(tp_plan_offsets_ex(t, n, &o, got, &arena_got, &rep), TP_OK);
+        assert_int_equal(arena_got, arena);
+        assert_memory_equal(got, want, n * sizeof *got);
+        assert_string_equal(rep.method, names[entry]);
+        for (unsigned threads = 1; threads <= 9; threads += 8) { /* 1 and all 9 at once */
+            const char *method = NULL;
+            memset(got, 0xff, n * sizeof *got);
+            assert_int_equal(tp_plan_portfolio_threads(t, n, align, threads, got, &arena_got,
+                                                       &method),
+                             TP_OK);
+            assert_int_equal(arena_got, arena);
+            assert_memory_equal(got, want, n * sizeof *got);
+            assert_string_equal(method, names[entry]);
+        }
+    }
+    free(t);
+    free(want);
+    free(got);
+}
+
 static void test_default_options_reproduce_tp_plan_offsets(void **state)
 {
     (void)state;
@@ -637,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_exact_decisions_equal_the_exhaustive_decision),
         cmocka_unit_test(test_a_peak_that_fits_can_still_be_infeasible),
         cmocka_unit_test(test_portfolio_plans_are_valid_and_never_worse_than_greedy),
+        cmocka_unit_test(test_the_portfolio_plan_does_not_depend_on_threads),
         cmocka_unit_test(test_default_options_reproduce_tp_plan_offsets),
         cmocka_unit_test(test_bad_options_are_refused),
         cmocka_unit_test(test_minimalloc_problems_fit_their_capacity),

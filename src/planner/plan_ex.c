@@ -5,9 +5,11 @@
 #include "common/error.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void tp_plan_options_init(tp_plan_options *options)
 {
@@ -114,6 +116,231 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
     o->progress(&p, o->user);
 }
 
+/* The orders of a portfolio are independent, so they run on several threads when the input
+ * is large enough for that to pay (each order then takes milliseconds or more). Every thread
+ * takes the next order not yet started and keeps the best plan among those it ran; the plan
+ * returned is the one with the smallest arena, the earliest order on a tie, which is the plan
+ * a single thread running the orders one after another keeps. */
+#define PORTFOLIO_PARALLEL_MIN 4096u
+
+typedef struct portfolio_run {
+    const tp_tensor_lifetime *tensors;
+    size_t count, n_entries, align;
+    double deadline;
+    pthread_mutex_t lock;
+    size_t next;      /* the next entry to start */
+    int timed_out;    /* an entry was not started because the time limit had passed */
+    size_t best;      /* smallest arena so far, for progress reports */
+    int have;
+    size_t failed_at; /* the earliest entry that failed (n_entries: none) and its status */
+    tp_status failure;
+} portfolio_run;
+
+typedef struct portfolio_worker {
+    portfolio_run *run;
+    order_key *keys;
+    size_t *order, *trial, *plan; /* plan: the best plan this worker found */
+    size_t arena, entry;          /* its arena and entry (entry == n_entries: none yet) */
+    int alloc_failed;
+} portfolio_worker;
+
+/* Takes entries until none is left; returns after each one when `one` is set (the calling
+ * thread reports progress in between). Returns 0 when nothing was left to take. */
+static int portfolio_work(portfolio_worker *w, int one)
+{
+    portfolio_run *r = w->run;
+    int took = 0;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        size_t p = r->next;
+        if (p < r->n_entries && p > 0 && r->deadline > 0 && tp_plan_clock() >= r->deadline) {
+            r->timed_out = 1;
+            r->next = p = r->n_entries;
+        }
+        if (p < r->n_entries && r->failed_at < p)
+            p = r->n_entries; /* an earlier entry failed: the call fails anyway */
+        if (p < r->n_entries)
+            r->next++;
+        pthread_mutex_unlock(&r->lock);
+        if (p >= r->n_entries)
+            return took;
+        took = 1;
+        const size_t n = make_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
+        size_t arena = 0;
+        const tp_status st = tp_greedy_place(r->tensors, r->count, w->order, n, r->align,
+                                             portfolio[p].rule, w->trial, &arena);
+        pthread_mutex_lock(&r->lock);
+        if (st != TP_OK) {
+            if (p < r->failed_at) {
+                r->failed_at = p;
+                r->failure = st;
+            }
+        } else if (!r->have || arena < r->best) {
+            r->have = 1;
+            r->best = arena;
+        }
+        pthread_mutex_unlock(&r->lock);
+        /* A worker takes entries in increasing order, so a tie keeps the earlier one. */
+        if (st == TP_OK && (w->entry == r->n_entries || arena < w->arena)) {
+            size_t *swap = w->plan;
+            w->plan = w->trial;
+            w->trial = swap;
+            w->arena = arena;
+            w->entry = p;
+        }
+        if (one)
+            return took;
+    }
+}
+
+static void *portfolio_thread(void *arg)
+{
+    portfolio_work(arg, 0);
+    return NULL;
+}
+
+static int worker_init(portfolio_worker *w, portfolio_run *r)
+{
+    const size_t n = r->count ? r->count : 1;
+    memset(w, 0, sizeof *w);
+    w->run = r;
+    w->entry = r->n_entries;
+    w->keys = malloc(n * sizeof *w->keys);
+    w->order = malloc(n * sizeof *w->order);
+    w->trial = malloc(n * sizeof *w->trial);
+    w->plan = malloc(n * sizeof *w->plan);
+    return w->keys != NULL && w->order != NULL && w->trial != NULL && w->plan != NULL;
+}
+
+static void worker_free(portfolio_worker *w)
+{
+    free(w->keys);
+    free(w->order);
+    free(w->trial);
+    free(w->plan);
+}
+
+/* Runs entries [0, n_entries) of the portfolio on up to `threads` threads (the calling one
+ * included) and leaves the best plan in offsets. */
+static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
+                               size_t n_entries, size_t align, double deadline, unsigned threads,
+                               const tp_plan_options *o, double start, size_t peak,
+                               size_t *offsets, tp_plan_report *rep, size_t *best, int *have)
+{
+    enum { MAX_THREADS = 16 };
+    portfolio_run r;
+    memset(&r, 0, sizeof r);
+    r.tensors = tensors;
+    r.count = count;
+    r.n_entries = n_entries;
+    r.align = align;
+    r.deadline = deadline;
+    r.failed_at = n_entries;
+    if (pthread_mutex_init(&r.lock, NULL) != 0)
+        return tp_fail(TP_ERR_NOMEM, "cannot create a lock for the portfolio");
+    if (threads > n_entries)
+        threads = (unsigned)n_entries;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads < 1)
+        threads = 1;
+    portfolio_worker w[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    unsigned n_workers = 0, n_started = 0;
+    tp_status st = TP_OK;
+    for (; n_workers < threads; n_workers++) {
+        if (!worker_init(&w[n_workers], &r)) {
+            worker_free(&w[n_workers]);
+            if (n_workers == 0) {
+                st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch",
+                             count);
+                goto out;
+            }
+            break; /* fewer threads then */
+        }
+    }
+    /* Helpers: worker 0 is the calling thread. A helper that cannot start leaves its work
+     * to the others. */
+    for (unsigned k = 1; k < n_workers; k++)
+        if (pthread_create(&tid[k], NULL, portfolio_thread, &w[k]) == 0)
+            n_started = k;
+        else
+            break;
+    double last_progress = start;
+    while (portfolio_work(&w[0], 1)) {
+        /* a portfolio over a million tensors takes seconds: show it is under way */
+        if (o->progress != NULL && tp_plan_clock() - last_progress >= 0.1) {
+            pthread_mutex_lock(&r.lock);
+            const int have_now = r.have;
+            const size_t best_now = r.best;
+            pthread_mutex_unlock(&r.lock);
+            call_progress(o, have_now, best_now, peak, start, 0);
+            last_progress = tp_plan_clock();
+        }
+    }
+    for (unsigned k = 1; k <= n_started; k++)
+        pthread_join(tid[k], NULL);
+
+    if (r.failed_at < n_entries) {
+        st = r.failure;
+        goto out;
+    }
+    rep->timed_out = r.timed_out;
+    const portfolio_worker *win = NULL;
+    for (unsigned k = 0; k < n_workers; k++) {
+        const portfolio_worker *c = &w[k];
+        if (c->entry < n_entries && (win == NULL || c->arena < win->arena ||
+                                     (c->arena == win->arena && c->entry < win->entry)))
+            win = c;
+    }
+    if (win != NULL) {
+        *have = 1;
+        *best = win->arena;
+        if (count > 0)
+            memcpy(offsets, win->plan, count * sizeof *offsets);
+        rep->method = portfolio[win->entry].name;
+        rep->strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
+    }
+out:
+    for (unsigned k = 0; k < n_workers; k++)
+        worker_free(&w[k]);
+    pthread_mutex_destroy(&r.lock);
+    return st;
+}
+
+/* Threads for a portfolio over count tensors: one below PORTFOLIO_PARALLEL_MIN, else as many
+ * as there are processors online (the runner caps it at the number of orders). */
+static unsigned portfolio_threads(size_t count)
+{
+    if (count < PORTFOLIO_PARALLEL_MIN)
+        return 1;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 1 ? (unsigned)(cpus < 64 ? cpus : 64) : 1;
+}
+
+tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
+                                    size_t alignment, unsigned threads, size_t *offsets,
+                                    size_t *arena_size, const char **method)
+{
+    tp_status st = tp_check_plan_args(tensors, count, offsets, arena_size);
+    if (st != TP_OK)
+        return st;
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    tp_plan_report rep;
+    memset(&rep, 0, sizeof rep);
+    size_t best = SIZE_MAX;
+    int have = 0;
+    st = run_portfolio(tensors, count, PORTFOLIO_SIZE, alignment ? alignment : 1, 0, threads,
+                       &o, tp_plan_clock(), 0, offsets, &rep, &best, &have);
+    if (st != TP_OK)
+        return st;
+    *arena_size = have ? best : 0;
+    if (method != NULL)
+        *method = rep.method;
+    return TP_OK;
+}
+
 /* One exact search under the given limit and budget; a plan it finds becomes the best one. */
 static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t count,
                                   tp_exact_params *xp, size_t limit, int minimise,
@@ -176,13 +403,10 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         return st;
     rep.lower_bound = peak;
 
-    if (count > SIZE_MAX / (sizeof(order_key) + 2 * sizeof(size_t)))
+    if (count > SIZE_MAX / sizeof(order_key))
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
-    const size_t alloc_n = count ? count : 1;
-    order_key *keys = malloc(alloc_n * sizeof *keys);
-    size_t *order = malloc(alloc_n * sizeof *order);
-    size_t *trial = malloc(alloc_n * sizeof *trial);
-    if (keys == NULL || order == NULL || trial == NULL) {
+    size_t *trial = malloc((count ? count : 1) * sizeof *trial);
+    if (trial == NULL) {
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
         goto out;
     }
@@ -191,31 +415,11 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const size_t n_entries = o->strategy == TP_PLAN_GREEDY ? 1 : PORTFOLIO_SIZE;
     size_t best = SIZE_MAX;
     int have = 0;
-    double last_progress = start;
-    for (size_t p = 0; p < n_entries; p++) {
-        if (p > 0 && deadline > 0 && tp_plan_clock() >= deadline) {
-            rep.timed_out = 1;
-            break;
-        }
-        size_t n = make_order(tensors, count, portfolio[p].order, keys, order);
-        size_t arena = 0;
-        st = tp_greedy_place(tensors, count, order, n, align, portfolio[p].rule, trial, &arena);
-        if (st != TP_OK)
-            goto out;
-        if (!have || arena < best) {
-            have = 1;
-            best = arena;
-            if (count > 0)
-                memcpy(offsets, trial, count * sizeof *offsets);
-            rep.method = portfolio[p].name;
-            rep.strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
-        }
-        /* a portfolio over a million tensors takes seconds: show it is under way */
-        if (o->progress != NULL && tp_plan_clock() - last_progress >= 0.1) {
-            call_progress(o, 1, best, peak, start, 0);
-            last_progress = tp_plan_clock();
-        }
-    }
+    st = run_portfolio(tensors, count, n_entries, align, deadline,
+                       n_entries > 1 ? portfolio_threads(count) : 1, o, start, peak, offsets,
+                       &rep, &best, &have);
+    if (st != TP_OK)
+        goto out;
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 
@@ -303,8 +507,6 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
 out:
     if (report != NULL)
         *report = rep;
-    free(keys);
-    free(order);
     free(trial);
     return st;
 }

@@ -24,6 +24,13 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
                           size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
                           size_t *arena_size);
 
+/* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
+ * `threads` threads, the calling one included: the plan must not depend on it (tests compare
+ * the counts). *method receives the name of the winning order. */
+tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
+                                    size_t alignment, unsigned threads, size_t *offsets,
+                                    size_t *arena_size, const char **method);
+
 /* tp_plan_offsets semantics (decreasing size, stable), through tp_greedy_place. */
 tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
                                size_t *offsets, size_t *arena_size);
