@@ -531,10 +531,14 @@ static void test_exact_with_alignment_on_a_minimalloc_problem(void **state)
 
 /* Wide lifetimes make one search node scan thousands of lists; the clock must be read by the
  * work done, not every 1,024 nodes (a 1 s limit once took 7 s on such an instance). */
-static void wide_instance(tp_tensor_lifetime *t, size_t n)
+static size_t wide_instance(tp_tensor_lifetime *t, size_t n) /* returns the total size */
 {
-    for (size_t i = 0; i < n; i++)
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
         t[i] = (tp_tensor_lifetime){ 1 + below(1000), i, i + n / 2 + below(n / 2) };
+        total += t[i].size;
+    }
+    return total;
 }
 
 static void test_the_search_deadline_holds_when_every_node_is_expensive(void **state)
@@ -543,10 +547,8 @@ static void test_the_search_deadline_holds_when_every_node_is_expensive(void **s
     rng.state = 2024;
     const size_t n = 2500;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
-    size_t *off = malloc(n * sizeof *off), total = 0;
-    wide_instance(t, n);
-    for (size_t i = 0; i < n; i++)
-        total += t[i].size;
+    size_t *off = malloc(n * sizeof *off);
+    const size_t total = wide_instance(t, n);
     tp_exact_params p;
     memset(&p, 0, sizeof p);
     p.limit = total;
@@ -621,10 +623,8 @@ static void test_a_passed_deadline_ends_the_search_setup(void **state)
     rng.state = 77;
     const size_t n = 4096;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
-    size_t *off = malloc(n * sizeof *off), total = 0;
-    wide_instance(t, n);
-    for (size_t i = 0; i < n; i++)
-        total += t[i].size;
+    size_t *off = malloc(n * sizeof *off);
+    const size_t total = wide_instance(t, n);
     tp_exact_result res;
     const double setup = exact_call_seconds(t, n, total, 0, &res, off);
     assert_false(res.complete);
