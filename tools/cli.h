@@ -43,6 +43,16 @@ void tp_help_run(FILE *out);
 int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
                       const char **value);
 
+/* A flag that takes a value, and where the value goes. */
+typedef struct tp_cli_flag {
+    const char *name;
+    const char **value;
+} tp_cli_flag;
+
+/* tp_cli_take_value for each of flags[0..n): 1 when argv[*i] was one of them (its value
+ * stored, *i moved past it), 0 when none, -1 after a message when the value is missing. */
+int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, size_t n);
+
 /* Parses a byte count (decimal digits, at most SIZE_MAX) given to FLAG; prints a message and
  * returns -1 when it is not one. */
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value);

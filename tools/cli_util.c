@@ -25,6 +25,16 @@ int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const cha
     return 1;
 }
 
+int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, size_t n)
+{
+    for (size_t f = 0; f < n; f++) {
+        const int r = tp_cli_take_value(argc, argv, i, flags[f].name, NULL, flags[f].value);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
 {
     size_t v = 0;

@@ -65,34 +65,17 @@ int tp_cmd_graph(int argc, char **argv)
     const char *model = NULL, *json = NULL, *dot = NULL;
     const char *tokens_s = NULL, *n_out_s = NULL, *n_ctx_s = NULL, *queued_s = NULL;
     int fuse = 1;
+    const tp_cli_flag flags[] = {
+        { "--tokens", &tokens_s }, { "--n-out", &n_out_s },         { "--n-ctx", &n_ctx_s },
+        { "--json", &json },       { "--queued-layers", &queued_s }, { "--dot", &dot },
+    };
     for (int i = 1; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = tp_cli_take_value(argc, argv, &i, "--tokens", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            tokens_s = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--n-out", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            n_out_s = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--n-ctx", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            n_ctx_s = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--queued-layers", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            queued_s = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--json", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            json = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--dot", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            dot = v;
-        } else if (strcmp(argv[i], "--no-fuse") == 0) {
+        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
+        if (taken < 0)
+            return TP_EXIT_USAGE;
+        if (taken)
+            continue;
+        if (strcmp(argv[i], "--no-fuse") == 0) {
             fuse = 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             tp_cli_error("unknown option '%s' (see 'tensorplan help graph')", argv[i]);

@@ -119,18 +119,14 @@ static int report(const char *title, const tp_graph *g)
 int tp_cmd_model(int argc, char **argv)
 {
     const char *model = NULL, *prompt_s = NULL, *n_ctx_s = NULL;
+    const tp_cli_flag flags[] = { { "--prompt", &prompt_s }, { "--n-ctx", &n_ctx_s } };
     for (int i = 1; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = tp_cli_take_value(argc, argv, &i, "--prompt", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            prompt_s = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--n-ctx", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            n_ctx_s = v;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
+        if (taken < 0)
+            return TP_EXIT_USAGE;
+        if (taken)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
             tp_cli_error("unknown option '%s' (see 'tensorplan help model')", argv[i]);
             return TP_EXIT_USAGE;
         } else if (!model) {

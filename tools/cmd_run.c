@@ -161,32 +161,23 @@ int tp_cmd_run(int argc, char **argv)
     const char *seed_s = NULL, *n_ctx_s = NULL, *queued_s = NULL, *strategy_s = NULL;
     const char *aliasing_s = NULL, *threads_s = NULL, *trace_s = NULL, *dump_s = NULL;
     const char *dot_s = NULL, *json_s = NULL;
-    struct {
-        const char *flag;
-        const char **dst;
-    } flags[] = {{"--prompt-tokens", &tokens_s}, {"--prompt-len", &len_s},
-                 {"--max-new", &max_new_s},      {"--seed", &seed_s},
-                 {"--n-ctx", &n_ctx_s},          {"--queued-layers", &queued_s},
-                 {"--strategy", &strategy_s},    {"--aliasing", &aliasing_s},
-                 {"--threads", &threads_s},      {"--trace", &trace_s},
-                 {"--dump-dir", &dump_s},        {"--dump-graph", &dot_s},
-                 {"--dump-graph-json", &json_s}};
+    const tp_cli_flag flags[] = {
+        { "--prompt-tokens", &tokens_s }, { "--prompt-len", &len_s },
+        { "--max-new", &max_new_s },      { "--seed", &seed_s },
+        { "--n-ctx", &n_ctx_s },          { "--queued-layers", &queued_s },
+        { "--strategy", &strategy_s },    { "--aliasing", &aliasing_s },
+        { "--threads", &threads_s },      { "--trace", &trace_s },
+        { "--dump-dir", &dump_s },        { "--dump-graph", &dot_s },
+        { "--dump-graph-json", &json_s },
+    };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             tp_help_run(stdout);
             return TP_EXIT_OK;
         }
-        int taken = 0;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !taken; f++) {
-            const char *v;
-            int r = tp_cli_take_value(argc, argv, &i, flags[f].flag, NULL, &v);
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            if (r > 0) {
-                *flags[f].dst = v;
-                taken = 1;
-            }
-        }
+        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
+        if (taken < 0)
+            return TP_EXIT_USAGE;
         if (taken)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
