@@ -32,17 +32,25 @@ const char *tp_op_name(tp_op op)
     return op_names[op];
 }
 
+/* The index of name in names[0..n), or -1; fails with "unknown KIND 'name'" then. */
+static int name_index(const char *const *names, size_t n, const char *name, const char *kind)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    tp_fail(TP_ERR_NOT_FOUND, "unknown %s '%s'", kind, name);
+    return -1;
+}
+
 tp_status tp_op_from_name(const char *name, tp_op *op)
 {
     if (!name || !op)
         return tp_fail(TP_ERR_INVALID, "tp_op_from_name: NULL argument");
-    for (int i = 0; i < TP_OP_COUNT; i++) {
-        if (strcmp(op_names[i], name) == 0) {
-            *op = (tp_op)i;
-            return TP_OK;
-        }
-    }
-    return tp_fail(TP_ERR_NOT_FOUND, "unknown op '%s'", name);
+    const int i = name_index(op_names, TP_OP_COUNT, name, "op");
+    if (i < 0)
+        return TP_ERR_NOT_FOUND;
+    *op = (tp_op)i;
+    return TP_OK;
 }
 
 const char *tp_dtype_name(tp_dtype dtype)
@@ -56,13 +64,11 @@ tp_status tp_dtype_from_name(const char *name, tp_dtype *dtype)
 {
     if (!name || !dtype)
         return tp_fail(TP_ERR_INVALID, "tp_dtype_from_name: NULL argument");
-    for (size_t i = 0; i < DTYPE_COUNT; i++) {
-        if (strcmp(dtype_names[i], name) == 0) {
-            *dtype = (tp_dtype)i;
-            return TP_OK;
-        }
-    }
-    return tp_fail(TP_ERR_NOT_FOUND, "unknown dtype '%s'", name);
+    const int i = name_index(dtype_names, DTYPE_COUNT, name, "dtype");
+    if (i < 0)
+        return TP_ERR_NOT_FOUND;
+    *dtype = (tp_dtype)i;
+    return TP_OK;
 }
 
 const char *tp_backend_name(int backend)
@@ -82,13 +88,11 @@ tp_status tp_backend_from_name(const char *name, int *backend)
         *backend = TP_BACKEND_UNSET;
         return TP_OK;
     }
-    for (int i = 0; i < TP_MAX_BACKENDS; i++) {
-        if (strcmp(backend_names[i], name) == 0) {
-            *backend = i;
-            return TP_OK;
-        }
-    }
-    return tp_fail(TP_ERR_NOT_FOUND, "unknown backend '%s'", name);
+    const int i = name_index(backend_names, TP_MAX_BACKENDS, name, "backend");
+    if (i < 0)
+        return TP_ERR_NOT_FOUND;
+    *backend = i;
+    return TP_OK;
 }
 
 tp_node tp_node_init(tp_op op, const char *name)
