@@ -166,11 +166,10 @@ static void test_bad_strategy_flags_are_usage_errors(void **state)
     }
 }
 
-/* With stderr on a terminal (a pseudo-terminal opened here), the exact search keeps a
- * progress line there and clears it at the end; the summary still goes to stdout. */
-static void test_exact_shows_a_progress_line_on_a_terminal(void **state)
+/* Runs `tensorplan plan ARGS >OUT_NAME` with stderr on a pseudo-terminal opened here and
+ * returns what was written there (NUL-terminated, at most cap - 1 bytes). */
+static size_t run_on_terminal(const char *args, const char *out_name, char *text, size_t cap)
 {
-    (void)state;
     int master = posix_openpt(O_RDWR | O_NOCTTY);
     assert_true(master >= 0);
     assert_int_equal(grantpt(master), 0);
@@ -178,31 +177,89 @@ static void test_exact_shows_a_progress_line_on_a_terminal(void **state)
     const char *slave = ptsname(master);
     assert_non_null(slave);
     char cmd[2048];
-    /* D is not settled in 0.5 s, so the search runs long enough for several redraws */
-    snprintf(cmd, sizeof cmd,
-             "%s plan %s/minimalloc/D.1048576.csv --strategy exact --time-limit 0.5 "
-             ">%s/out4.txt 2>%s </dev/null",
-             TP_CLI_PATH, TP_TEST_DATA, dir, slave);
+    snprintf(cmd, sizeof cmd, "%s plan %s >%s/%s 2>%s </dev/null", TP_CLI_PATH, args, dir,
+             out_name, slave);
     int status = system(cmd);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    char text[65536];
     size_t got = 0;
     assert_int_equal(fcntl(master, F_SETFL, O_NONBLOCK), 0);
     for (;;) {
-        ssize_t r = read(master, text + got, sizeof text - 1 - got);
+        ssize_t r = read(master, text + got, cap - 1 - got);
         if (r <= 0)
             break;
         got += (size_t)r;
     }
     text[got] = '\0';
     close(master);
+    return got;
+}
+
+/* With stderr on a terminal, the exact search keeps a progress line there and clears it at
+ * the end; the summary still goes to stdout. */
+static void test_exact_shows_a_progress_line_on_a_terminal(void **state)
+{
+    (void)state;
+    char args[512], text[65536];
+    /* D is not settled in 0.5 s, so the search runs long enough for several redraws */
+    snprintf(args, sizeof args, "%s/minimalloc/D.1048576.csv --strategy exact --time-limit 0.5",
+             TP_TEST_DATA);
+    const size_t got = run_on_terminal(args, "out4.txt", text, sizeof text);
     assert_non_null(strstr(text, "searching: best arena "));
     assert_non_null(strstr(text, "lower bound 986112"));
     /* the last thing written clears the line */
     assert_true(got >= 4 && strcmp(text + got - 4, "\r\033[K") == 0);
     assert_true(file_contains("out4.txt", "not proven (time limit reached)"));
     assert_false(file_contains("out4.txt", "searching"));
+}
+
+/* The default greedy on a problem that takes it a second shows the tensors placed so far on a
+ * terminal, and writes the same solution and summary as off a terminal. */
+static void test_a_long_greedy_shows_its_progress_on_a_terminal(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/wide.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "id,lower,upper,size\n");
+    uint64_t x = 12345;
+    const size_t n = 30000;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const size_t lower = (size_t)(x % n), len = 1 + (size_t)((x >> 20) % (n / 2));
+        fprintf(f, "b%zu,%zu,%zu,%zu\n", i, lower, lower + len,
+                64 * (1 + (size_t)(x >> 44) % 1024));
+    }
+    assert_int_equal(fclose(f), 0);
+
+    char args[1024], text[65536];
+    snprintf(args, sizeof args, "%s -o %s/sol.csv", path, dir);
+    const size_t got = run_on_terminal(args, "out5.txt", text, sizeof text);
+    assert_non_null(strstr(text, "placing: "));
+    assert_non_null(strstr(text, " of 30000 tensors, "));
+    assert_true(got >= 4 && strcmp(text + got - 4, "\r\033[K") == 0);
+    snprintf(args, sizeof args, "%s -o %s/sol2.csv", path, dir);
+    assert_int_equal(run(args, "out6.txt", "err6.txt"), 0);
+    assert_int_equal(file_size("err6.txt"), 0);
+
+    /* the same solution and the same summary (but for the time and the file name) */
+    static row a[30000], b[30000];
+    char sol[512];
+    snprintf(sol, sizeof sol, "%s/sol.csv", dir);
+    assert_int_equal(read_rows(sol, a, n), n);
+    snprintf(sol, sizeof sol, "%s/sol2.csv", dir);
+    assert_int_equal(read_rows(sol, b, n), n);
+    assert_memory_equal(a, b, sizeof a);
+    const char *same[] = { "buffers   30000", "peak      ", "arena     ", "capacity  not given" };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        assert_true(file_contains("out5.txt", same[i]));
+        assert_true(file_contains("out6.txt", same[i]));
+    }
+    assert_false(file_contains("out5.txt", "\nstrategy  ")); /* the path says strategy */
+    assert_false(file_contains("out6.txt", "\nstrategy  "));
 }
 
 static int setup(void **state)
@@ -216,7 +273,8 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = { "sol.csv", "sol2.csv", "out.txt", "err.txt", "out2.txt", "err2.txt",
-                            "out3.txt", "err3.txt", "o.txt", "e.txt", "out4.txt" };
+                            "out3.txt", "err3.txt", "o.txt", "e.txt", "out4.txt", "out5.txt",
+                            "out6.txt", "err6.txt", "wide.csv" };
     char path[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -233,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_a_capacity_below_the_peak_exits_4_proven),
         cmocka_unit_test(test_bad_strategy_flags_are_usage_errors),
         cmocka_unit_test(test_exact_shows_a_progress_line_on_a_terminal),
+        cmocka_unit_test(test_a_long_greedy_shows_its_progress_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -293,9 +293,8 @@ static size_t portfolio_oracle(const tp_tensor_lifetime *t, size_t n, size_t ali
         for (size_t k = 0; k < m; k++)
             order[k] = e[k].index;
         size_t arena = 0;
-        assert_int_equal(tp_greedy_place(t, n, order, m, align,
-                                         p < 5 ? TP_GAP_BEST_FIT : TP_GAP_FIRST_FIT, off, &arena),
-                         TP_OK);
+        const tp_gap_rule rule = p < 5 ? TP_GAP_BEST_FIT : TP_GAP_FIRST_FIT;
+        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, NULL, off, &arena), TP_OK);
         if (arena < best) {
             best = arena;
             *best_entry = p;
@@ -355,6 +354,64 @@ static void test_the_portfolio_plan_does_not_depend_on_threads(void **state)
     free(t);
     free(want);
     free(got);
+}
+
+/* A greedy pass over many long-lived tensors takes a second: the progress callback must see it
+ * under way (tensors placed so far, rising), on the calling thread, and the plan must still be
+ * tp_plan_offsets's. */
+typedef struct pass_log {
+    size_t calls, last_placed, to_place;
+    int bad;
+    pthread_t caller;
+} pass_log;
+
+static void log_pass(const tp_plan_progress *p, void *user)
+{
+    pass_log *log = user;
+    if (!pthread_equal(pthread_self(), log->caller) || p->nodes != 0)
+        log->bad = 1;
+    if (p->to_place == 0) { /* between passes: the pass has ended with a plan */
+        if (!p->have_best || p->placed != 0)
+            log->bad = 1;
+        return;
+    }
+    log->calls++;
+    if (p->placed == 0 || p->placed >= p->to_place || p->placed < log->last_placed ||
+        (log->to_place != 0 && p->to_place != log->to_place))
+        log->bad = 1;
+    log->last_placed = p->placed;
+    log->to_place = p->to_place;
+}
+
+static void test_a_long_greedy_pass_reports_its_progress(void **state)
+{
+    (void)state;
+    rng.state = 99;
+    const size_t n = 30000;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t first = below(n);
+        t[i] = (tp_tensor_lifetime){ below(10) == 0 ? 0 : 64 * (1 + below(1024)), first,
+                                     first + below(n / 2) };
+        nonzero += t[i].size > 0;
+    }
+    pass_log log = { 0, 0, 0, 0, pthread_self() };
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.progress = log_pass;
+    o.user = &log;
+    size_t arena_a = 0, arena_b = 0;
+    assert_int_equal(tp_plan_offsets_ex(t, n, &o, a, &arena_a, NULL), TP_OK);
+    assert_true(log.calls >= 1);
+    assert_false(log.bad);
+    assert_int_equal(log.to_place, nonzero);
+    assert_int_equal(tp_plan_offsets(t, n, b, &arena_b), TP_OK);
+    assert_int_equal(arena_a, arena_b);
+    assert_memory_equal(a, b, n * sizeof *a);
+    free(t);
+    free(a);
+    free(b);
 }
 
 static void test_default_options_reproduce_tp_plan_offsets(void **state)
@@ -751,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_a_peak_that_fits_can_still_be_infeasible),
         cmocka_unit_test(test_portfolio_plans_are_valid_and_never_worse_than_greedy),
         cmocka_unit_test(test_the_portfolio_plan_does_not_depend_on_threads),
+        cmocka_unit_test(test_a_long_greedy_pass_reports_its_progress),
         cmocka_unit_test(test_default_options_reproduce_tp_plan_offsets),
         cmocka_unit_test(test_bad_options_are_refused),
         cmocka_unit_test(test_minimalloc_problems_fit_their_capacity),

@@ -146,7 +146,7 @@ static void test_the_order_driven_pass_is_sound_with_alignment_and_first_fit(voi
         }
         size_t align = (size_t)1 << below(7), arena = 0;
         tp_gap_rule rule = (r & 1) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
-        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, off, &arena), TP_OK);
+        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, NULL, off, &arena), TP_OK);
         tpt_assert_sound_offsets(t, n, off, arena, align);
     }
 }
@@ -320,7 +320,7 @@ static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
         const size_t align = (size_t)1 << below(7);
         const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         size_t arena = 0;
-        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, off, &arena), TP_OK);
+        assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, NULL, off, &arena), TP_OK);
         assert_int_equal(arena, reference_place(t, n, order, m, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);
@@ -368,7 +368,7 @@ static void test_arenas_crossing_4_gib_match(void **state)
         const size_t align = (size_t)1 << below(13);
         const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         size_t arena = 0;
-        assert_int_equal(tp_greedy_place(t, n, order, n, align, rule, off, &arena), TP_OK);
+        assert_int_equal(tp_greedy_place(t, n, order, n, align, rule, NULL, off, &arena), TP_OK);
         assert_int_equal(arena, reference_place(t, n, order, n, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);

@@ -54,9 +54,10 @@ void tp_help_plan(FILE *out)
         "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
         "  -h, --help         this text\n"
         "\n"
-        "progress: when stderr is a terminal, --strategy exact keeps one line there up to\n"
-        "date (best arena so far, lower bound, elapsed, search nodes) and clears it at the\n"
-        "end; nothing is written when stderr is not a terminal.\n"
+        "progress: when stderr is a terminal and planning takes more than about 0.1 s, one\n"
+        "line there is kept up to date (tensors placed by the greedy pass under way, best\n"
+        "arena so far, lower bound, elapsed, search nodes) and cleared at the end; nothing\n"
+        "is written when stderr is not a terminal.\n"
         "\n"
         "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
         "arena; arena = the height of the plan; arena/peak; whether it fits the capacity;\n"
@@ -157,7 +158,13 @@ static int parse_args(int argc, char **argv, plan_args *a)
 static void show_progress(const tp_plan_progress *p, void *user)
 {
     (void)user;
-    if (p->have_best)
+    if (p->to_place > 0 && p->have_best)
+        fprintf(stderr, "\r\033[Kplacing: %zu of %zu tensors (best arena so far %zu), %.1f s",
+                p->placed, p->to_place, p->best_arena, p->elapsed_seconds);
+    else if (p->to_place > 0)
+        fprintf(stderr, "\r\033[Kplacing: %zu of %zu tensors, %.1f s", p->placed, p->to_place,
+                p->elapsed_seconds);
+    else if (p->have_best)
         fprintf(stderr, "\r\033[Ksearching: best arena %zu, lower bound %zu, %.1f s, %llu nodes",
                 p->best_arena, p->lower_bound, p->elapsed_seconds, p->nodes);
     else
@@ -170,7 +177,11 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
                              size_t *arena, tp_plan_report *report)
 {
     memset(report, 0, sizeof *report);
-    if (a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0)
+    /* On a terminal even the plain greedy goes through tp_plan_offsets_ex, for its progress
+     * (the same plan: default options reproduce tp_plan_offsets). */
+    const int live = isatty(fileno(stderr));
+    const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0;
+    if (plain && !live)
         return tp_plan_offsets(t->tensors, t->count, offsets, arena);
     tp_plan_options o;
     tp_plan_options_init(&o);
@@ -179,12 +190,13 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     o.time_limit_seconds = a->time_limit;
     if (a->has_capacity && a->capacity > 0)
         o.capacity = a->capacity;
-    const int live = a->strategy == TP_PLAN_EXACT && isatty(fileno(stderr));
     if (live)
         o.progress = show_progress;
     tp_status st = tp_plan_offsets_ex(t->tensors, t->count, &o, offsets, arena, report);
     if (live)
         fputs("\r\033[K", stderr);
+    if (plain)
+        memset(report, 0, sizeof *report); /* the summary of tp_plan_offsets, as elsewhere */
     /* not fitting is reported by the summary and the exit code, with the plan written */
     return st == TP_ERR_INFEASIBLE ? TP_OK : st;
 }

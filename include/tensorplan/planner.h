@@ -75,13 +75,16 @@ typedef enum tp_plan_strategy {
     TP_PLAN_EXACT       /* search: minimal arena, or a proof about the capacity           */
 } tp_plan_strategy;
 
-/* What a progress callback sees during a search (called at most every 0.1 s or so). */
+/* What a progress callback sees (about every 0.1 s, on the calling thread): during a
+ * greedy pass that runs that long, and between the passes of a portfolio and during a search. */
 typedef struct tp_plan_progress {
     int have_best;                /* 1 once some plan is known                          */
     size_t best_arena;            /* arena of the best plan so far (when have_best)     */
     size_t lower_bound;           /* no plan has a smaller arena                        */
     double elapsed_seconds;
     unsigned long long nodes;     /* search nodes explored so far                       */
+    size_t placed, to_place;      /* during a greedy pass: tensors placed of to_place;
+                                     both 0 otherwise                                   */
 } tp_plan_progress;
 
 typedef struct tp_plan_options {

@@ -112,7 +112,7 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
 {
     if (o->progress == NULL)
         return;
-    tp_plan_progress p = { have, have ? best : 0, lb, tp_plan_clock() - start, nodes };
+    tp_plan_progress p = { have, have ? best : 0, lb, tp_plan_clock() - start, nodes, 0, 0 };
     o->progress(&p, o->user);
 }
 
@@ -138,6 +138,7 @@ typedef struct portfolio_run {
 
 typedef struct portfolio_worker {
     portfolio_run *run;
+    const tp_greedy_ticker *ticker; /* the calling thread's: progress during a pass */
     order_key *keys;
     size_t *order, *trial, *plan; /* plan: the best plan this worker found */
     size_t arena, entry;          /* its arena and entry (entry == n_entries: none yet) */
@@ -168,7 +169,7 @@ static int portfolio_work(portfolio_worker *w, int one)
         const size_t n = make_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
         size_t arena = 0;
         const tp_status st = tp_greedy_place(r->tensors, r->count, w->order, n, r->align,
-                                             portfolio[p].rule, w->trial, &arena);
+                                             portfolio[p].rule, w->ticker, w->trial, &arena);
         pthread_mutex_lock(&r->lock);
         if (st != TP_OK) {
             if (p < r->failed_at) {
@@ -220,6 +221,24 @@ static void worker_free(portfolio_worker *w)
     free(w->plan);
 }
 
+/* The calling thread's view of a pass under way, for the progress callback. */
+typedef struct pass_progress {
+    const tp_plan_options *o;
+    portfolio_run *run;
+    double start;
+    size_t peak;
+} pass_progress;
+
+static void tick_pass(size_t placed, size_t to_place, void *user)
+{
+    const pass_progress *pp = user;
+    pthread_mutex_lock(&pp->run->lock);
+    tp_plan_progress p = { pp->run->have, pp->run->have ? pp->run->best : 0, pp->peak,
+                           tp_plan_clock() - pp->start, 0, placed, to_place };
+    pthread_mutex_unlock(&pp->run->lock);
+    pp->o->progress(&p, pp->o->user);
+}
+
 /* Runs entries [0, n_entries) of the portfolio on up to `threads` threads (the calling one
  * included) and leaves the best plan in offsets. */
 static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
@@ -259,8 +278,12 @@ static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
             break; /* fewer threads then */
         }
     }
-    /* Helpers: worker 0 is the calling thread. A helper that cannot start leaves its work
-     * to the others. */
+    /* Helpers: worker 0 is the calling thread, the only one that reports progress. A helper
+     * that cannot start leaves its work to the others. */
+    pass_progress pp = { o, &r, start, peak };
+    const tp_greedy_ticker ticker = { tick_pass, &pp };
+    if (o->progress != NULL)
+        w[0].ticker = &ticker;
     for (unsigned k = 1; k < n_workers; k++)
         if (pthread_create(&tid[k], NULL, portfolio_thread, &w[k]) == 0)
             n_started = k;

@@ -147,6 +147,7 @@ static void report_progress(ex *e, double now)
     if (e->progress == NULL)
         return;
     tp_plan_progress p;
+    memset(&p, 0, sizeof p); /* placed, to_place: no greedy pass under way */
     p.have_best = e->found || e->known_best > 0;
     p.best_arena = e->found ? e->best_arena : e->known_best;
     if (e->found && e->known_best > 0 && e->known_best < p.best_arena)

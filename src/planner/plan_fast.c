@@ -110,16 +110,16 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 #undef W
 
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
-                          size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
-                          size_t *arena_size)
+                          size_t n_order, size_t alignment, tp_gap_rule rule,
+                          const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size)
 {
     int too_wide = 0;
-    tp_status st = greedy_place_32(tensors, count, order, n_order, alignment, rule, offsets,
-                                   arena_size, &too_wide);
+    tp_status st = greedy_place_32(tensors, count, order, n_order, alignment, rule, ticker,
+                                   offsets, arena_size, &too_wide);
     if (st != TP_OK || !too_wide)
         return st;
-    return greedy_place_64(tensors, count, order, n_order, alignment, rule, offsets, arena_size,
-                           &too_wide);
+    return greedy_place_64(tensors, count, order, n_order, alignment, rule, ticker, offsets,
+                           arena_size, &too_wide);
 }
 
 tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
@@ -144,7 +144,7 @@ tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
     qsort(keys, n, 2 * sizeof *keys, by_size_desc_stable);
     for (size_t k = 0; k < n; k++)
         keys[k] = keys[2 * k + 1];
-    st = tp_greedy_place(tensors, count, keys, n, 1, TP_GAP_BEST_FIT, offsets, arena_size);
+    st = tp_greedy_place(tensors, count, keys, n, 1, TP_GAP_BEST_FIT, NULL, offsets, arena_size);
     free(keys);
     return st;
 }
@@ -518,8 +518,8 @@ static void query_nodes(tree *t, size_t lo, size_t hi, size_t *nodes, size_t *n_
 /* Sets *too_wide (and returns TP_OK with no plan) when a block would end at or above POS_MAX. */
 static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
                               const size_t *order, size_t n_order, size_t alignment,
-                              tp_gap_rule rule, size_t *offsets, size_t *arena_size,
-                              int *too_wide)
+                              tp_gap_rule rule, const tp_greedy_ticker *ticker, size_t *offsets,
+                              size_t *arena_size, int *too_wide)
 {
     *too_wide = 0;
     if (alignment == 0)
@@ -588,9 +588,14 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
     size_t arena = 0;
     size_t n_nodes_next = 0, n_canon_next = 0;
     query_nodes(&t, leaf_lo[0], leaf_hi[0], nodes_next, &n_nodes_next, &n_canon_next);
+    double last_tick = ticker != NULL ? tp_plan_clock() : 0;
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
+        if (ticker != NULL && (k & 1023u) == 1023u && tp_plan_clock() - last_tick >= 0.1) {
+            ticker->tick(k, n_order, ticker->user);
+            last_tick = tp_plan_clock();
+        }
 
         /* This tensor's canonical nodes (sub sets) and their strict ancestors (own sets) were
          * found one step ahead; find the next tensor's now and start loading its sets, so

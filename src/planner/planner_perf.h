@@ -13,16 +13,23 @@ typedef enum tp_gap_rule {
     TP_GAP_FIRST_FIT     /* lowest fitting gap                                          */
 } tp_gap_rule;
 
+/* Progress of one greedy pass: tick is called from the thread running the pass. */
+typedef struct tp_greedy_ticker {
+    void (*tick)(size_t placed, size_t to_place, void *user); /* about every 0.1 s */
+    void *user;
+} tp_greedy_ticker;
+
 /* Places the tensors named by order[0..n_order) in that order, each into a free gap of the
  * address space left by already placed tensors whose lifetimes intersect its own, or on top of
  * the last such block when no gap fits (the rule of planner.md section 2, with every offset
  * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
  * are not considered placed (order must name only tensors of non-zero size, each once).
  * Near O(n log n) when lifetimes are local: placed tensors live in a segment tree over time
- * whose nodes keep coalesced address blocks. Lifetimes must already be checked. */
+ * whose nodes keep coalesced address blocks. Lifetimes must already be checked. ticker may
+ * be NULL; otherwise its tick is called from this thread about every 0.1 s of the pass. */
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
-                          size_t n_order, size_t alignment, tp_gap_rule rule, size_t *offsets,
-                          size_t *arena_size);
+                          size_t n_order, size_t alignment, tp_gap_rule rule,
+                          const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
 
 /* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
  * `threads` threads, the calling one included: the plan must not depend on it (tests compare
