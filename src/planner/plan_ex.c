@@ -142,7 +142,6 @@ typedef struct portfolio_worker {
     order_key *keys;
     size_t *order, *trial, *plan; /* plan: the best plan this worker found */
     size_t arena, entry;          /* its arena and entry (entry == n_entries: none yet) */
-    int alloc_failed;
 } portfolio_worker;
 
 /* Takes entries until none is left; returns after each one when `one` is set (the calling
@@ -206,6 +205,8 @@ static int worker_init(portfolio_worker *w, portfolio_run *r)
     memset(w, 0, sizeof *w);
     w->run = r;
     w->entry = r->n_entries;
+    if (n > SIZE_MAX / sizeof *w->keys)
+        return 0;
     w->keys = malloc(n * sizeof *w->keys);
     w->order = malloc(n * sizeof *w->order);
     w->trial = malloc(n * sizeof *w->trial);
@@ -426,7 +427,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         return st;
     rep.lower_bound = peak;
 
-    if (count > SIZE_MAX / sizeof(order_key))
+    if (count > SIZE_MAX / sizeof(size_t))
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
     size_t *trial = malloc((count ? count : 1) * sizeof *trial);
     if (trial == NULL) {
