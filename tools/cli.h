@@ -53,6 +53,13 @@ typedef struct tp_cli_flag {
  * stored, *i moved past it), 0 when none, -1 after a message when the value is missing. */
 int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, size_t n);
 
+/* An argument that is not a known flag: an unknown option ("-x", "--x"; "-" alone is a
+ * name) is refused with a pointer to `tensorplan help COMMAND`; otherwise it becomes *slot,
+ * the command's one positional argument WHAT, or is refused when *slot is already set.
+ * Returns 0, or -1 after a message. */
+int tp_cli_take_positional(const char *command, const char *arg, const char **slot,
+                           const char *what);
+
 /* Parses a byte count (decimal digits, at most SIZE_MAX) given to FLAG; prints a message and
  * returns -1 when it is not one. */
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value);

@@ -35,6 +35,21 @@ int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, s
     return 0;
 }
 
+int tp_cli_take_positional(const char *command, const char *arg, const char **slot,
+                           const char *what)
+{
+    if (arg[0] == '-' && arg[1] != '\0') {
+        tp_cli_error("unknown option '%s' (see 'tensorplan help %s')", arg, command);
+        return -1;
+    }
+    if (*slot != NULL) {
+        tp_cli_error("unexpected argument '%s' (one %s only)", arg, what);
+        return -1;
+    }
+    *slot = arg;
+    return 0;
+}
+
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
 {
     size_t v = 0;

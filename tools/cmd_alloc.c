@@ -82,13 +82,7 @@ int tp_cmd_alloc(int argc, char **argv)
             plan_path = v;
         } else if (strcmp(argv[i], "--exact-sizes") == 0) {
             opts.size_classes = 0;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("unknown option '%s' (see 'tensorplan help alloc')", argv[i]);
-            return TP_EXIT_USAGE;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            tp_cli_error("unexpected argument '%s' (one GRAPH.json only)", argv[i]);
+        } else if (tp_cli_take_positional(argv[0], argv[i], &path, "GRAPH.json") != 0) {
             return TP_EXIT_USAGE;
         }
     }

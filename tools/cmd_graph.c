@@ -75,17 +75,10 @@ int tp_cmd_graph(int argc, char **argv)
             return TP_EXIT_USAGE;
         if (taken)
             continue;
-        if (strcmp(argv[i], "--no-fuse") == 0) {
+        if (strcmp(argv[i], "--no-fuse") == 0)
             fuse = 0;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("unknown option '%s' (see 'tensorplan help graph')", argv[i]);
+        else if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
             return TP_EXIT_USAGE;
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            tp_cli_error("unexpected argument '%s' (one MODEL only)", argv[i]);
-            return TP_EXIT_USAGE;
-        }
     }
     if (!model) {
         tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());

@@ -126,15 +126,8 @@ int tp_cmd_model(int argc, char **argv)
             return TP_EXIT_USAGE;
         if (taken)
             continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("unknown option '%s' (see 'tensorplan help model')", argv[i]);
+        if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
             return TP_EXIT_USAGE;
-        } else if (!model) {
-            model = argv[i];
-        } else {
-            tp_cli_error("unexpected argument '%s' (one MODEL only)", argv[i]);
-            return TP_EXIT_USAGE;
-        }
     }
     if (!model) {
         tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
