@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "tensorplan/model.h"
 #include "tensorplan/planner.h"
 
 /* Exit codes, the same for every subcommand (documented in README and --help). */
@@ -59,6 +60,10 @@ int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, s
  * Returns 0, or -1 after a message. */
 int tp_cli_take_positional(const char *command, const char *arg, const char **slot,
                            const char *what);
+
+/* The built-in model named MODEL (NULL: not given) into *cfg; returns 0, or -1 after a
+ * message naming the built-in models. */
+int tp_cli_builtin_model(const char *model, tp_model_config *cfg);
 
 /* Parses a byte count (decimal digits, at most SIZE_MAX) given to FLAG; prints a message and
  * returns -1 when it is not one. */

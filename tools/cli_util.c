@@ -50,6 +50,19 @@ int tp_cli_take_positional(const char *command, const char *arg, const char **sl
     return 0;
 }
 
+int tp_cli_builtin_model(const char *model, tp_model_config *cfg)
+{
+    if (model == NULL) {
+        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
+        return -1;
+    }
+    if (tp_model_config_builtin(model, cfg) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
 {
     size_t v = 0;

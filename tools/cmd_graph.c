@@ -80,21 +80,15 @@ int tp_cmd_graph(int argc, char **argv)
         else if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
             return TP_EXIT_USAGE;
     }
-    if (!model) {
-        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
+    tp_model_config cfg;
+    if (tp_cli_builtin_model(model, &cfg) != 0)
         return TP_EXIT_USAGE;
-    }
     if (!tokens_s) {
         tp_cli_error("--tokens N is required");
         return TP_EXIT_USAGE;
     }
     if (!json && !dot) {
         tp_cli_error("nothing to write: give --json FILE and/or --dot FILE");
-        return TP_EXIT_USAGE;
-    }
-    tp_model_config cfg;
-    if (tp_model_config_builtin(model, &cfg) != TP_OK) {
-        tp_cli_error("%s", tp_last_error());
         return TP_EXIT_USAGE;
     }
     const size_t max_ctx = (size_t)cfg.max_ctx;

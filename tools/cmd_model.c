@@ -129,15 +129,9 @@ int tp_cmd_model(int argc, char **argv)
         if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
             return TP_EXIT_USAGE;
     }
-    if (!model) {
-        tp_cli_error("MODEL is missing (built-in: %s)", tp_model_builtin_names());
-        return TP_EXIT_USAGE;
-    }
     tp_model_config cfg;
-    if (tp_model_config_builtin(model, &cfg) != TP_OK) {
-        tp_cli_error("%s", tp_last_error());
+    if (tp_cli_builtin_model(model, &cfg) != 0)
         return TP_EXIT_USAGE;
-    }
     size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
     if (prompt > max_ctx)
         prompt = max_ctx;
