@@ -134,15 +134,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
                 tp_cli_error("--align wants a power of two, got '%s'", value);
                 return -1;
             }
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("unknown option '%s' (see 'tensorplan help plan')", argv[i]);
-            return -1;
-        } else if (!a->problem) {
-            a->problem = argv[i];
-        } else {
-            tp_cli_error("one PROBLEM.csv expected, got '%s' too (see 'tensorplan help "
-                         "plan')",
-                         argv[i]);
+        } else if (tp_cli_take_positional(argv[0], argv[i], &a->problem, "PROBLEM.csv") != 0) {
             return -1;
         }
     }

@@ -32,8 +32,8 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
                           const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
 
 /* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
- * `threads` threads, the calling one included: the plan must not depend on it (tests compare
- * the counts). *method receives the name of the winning order. */
+ * `threads` threads, the calling one included. The plan must not depend on the thread count;
+ * tests compare several counts through this. *method receives the winning order's name. */
 tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
                                     size_t alignment, unsigned threads, size_t *offsets,
                                     size_t *arena_size, const char **method);
