@@ -196,6 +196,105 @@ static void test_the_blocked_reduction_stays_within_its_memory_budget(void **sta
     free(out);
 }
 
+/* Only live rows take memory: in a graph whose edges reach at most SPAN nodes ahead, a row is
+ * read for the last time by a node at most SPAN below it, so at most SPAN + 1 rows are live at
+ * once, and 100,000 nodes fit in one block under a 4 MiB budget (a row per node would need 245
+ * blocks). The result is checked against a search written here: u -> v is redundant exactly
+ * when another successor w of u reaches v, found by a depth-first search from w that never
+ * passes v (nodes only lead upward). */
+#define SPAN 8
+static int reaches(const size_t *first, const tp_edge *sorted, size_t from, size_t to,
+                   size_t *stack, unsigned char *seen, size_t *touched, size_t *n_touched)
+{
+    size_t top = 0;
+    int found = 0;
+    stack[top++] = from;
+    while (top > 0 && !found) {
+        const size_t x = stack[--top];
+        for (size_t e = first[x]; e < first[x + 1] && !found; e++) {
+            const size_t y = sorted[e].to;
+            found = y == to;
+            if (y < to && !seen[y]) {
+                seen[y] = 1;
+                touched[(*n_touched)++] = y;
+                stack[top++] = y;
+            }
+        }
+    }
+    return found;
+}
+
+static int by_edge(const void *pa, const void *pb)
+{
+    const tp_edge *a = pa, *b = pb;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    return (a->to > b->to) - (a->to < b->to);
+}
+
+static void test_a_local_graph_keeps_few_rows_live_and_needs_one_block(void **state)
+{
+    (void)state;
+    rng.state = 77;
+    const size_t n = getenv("TP_SANITIZED") ? 20000 : 100000, m = 3 * n;
+    tp_edge *edges = malloc(m * sizeof *edges), *got = malloc(m * sizeof *got);
+    tp_edge *sorted = malloc(m * sizeof *sorted);
+    size_t *first = calloc(n + 1, sizeof *first), *stack = malloc(n * sizeof *stack);
+    size_t *touched = malloc(n * sizeof *touched);
+    unsigned char *seen = calloc(n, 1);
+    for (size_t i = 0; i < m; i++) {
+        const size_t u = below(n - 1), room = n - 1 - u;
+        edges[i] = (tp_edge){ u, u + 1 + below(room < SPAN ? room : SPAN) };
+    }
+    memcpy(sorted, edges, m * sizeof *sorted);
+    qsort(sorted, m, sizeof *sorted, by_edge);
+    size_t distinct = 0;
+    for (size_t i = 0; i < m; i++)
+        if (distinct == 0 || by_edge(&sorted[i], &sorted[distinct - 1]) != 0)
+            sorted[distinct++] = sorted[i];
+    for (size_t i = 0; i < distinct; i++)
+        first[sorted[i].from + 1]++;
+    for (size_t u = 0; u < n; u++)
+        first[u + 1] += first[u];
+
+    size_t got_n = 0;
+    tp_reduction_stats stats;
+    assert_int_equal(tp_transitive_reduction_stats(n, edges, m, got, &got_n, (size_t)4 << 20,
+                                                   &stats),
+                     TP_OK);
+    assert_true(stats.live_rows <= SPAN + 1);
+    assert_int_equal(stats.passes, 1);
+
+    size_t k = 0;
+    for (size_t i = 0; i < distinct; i++) {
+        const size_t u = sorted[i].from, v = sorted[i].to;
+        int implied = 0;
+        for (size_t e = first[u]; e < first[u + 1] && !implied; e++) {
+            const size_t w = sorted[e].to;
+            if (w >= v)
+                break;
+            size_t n_touched = 0;
+            implied = reaches(first, sorted, w, v, stack, seen, touched, &n_touched);
+            for (size_t t = 0; t < n_touched; t++)
+                seen[touched[t]] = 0;
+        }
+        if (!implied) {
+            assert_true(k < got_n);
+            assert_int_equal(got[k].from, u);
+            assert_int_equal(got[k].to, v);
+            k++;
+        }
+    }
+    assert_int_equal(k, got_n);
+    free(edges);
+    free(got);
+    free(sorted);
+    free(first);
+    free(stack);
+    free(touched);
+    free(seen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_the_public_reduction_agrees_with_the_dense_one),
         cmocka_unit_test(test_the_blocked_reduction_refuses_what_the_dense_one_refuses),
         cmocka_unit_test(test_the_blocked_reduction_stays_within_its_memory_budget),
+        cmocka_unit_test(test_a_local_graph_keeps_few_rows_live_and_needs_one_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

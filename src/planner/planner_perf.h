@@ -60,11 +60,26 @@ tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
 
 /* The reduction with successors visited in ascending order and a successor's row folded only
  * when its edge is kept. The reachability rows are kept for one block of columns at a time,
- * the block as wide as memory_budget bytes allow (at least 64 columns), so memory stays near
- * memory_budget whatever node_count is. Output identical to the dense one. */
+ * the block as wide as memory_budget bytes allow for the rows live at once (at least 64
+ * columns), so memory stays near memory_budget whatever node_count is. Output identical to
+ * the dense one. */
 tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges,
                                          size_t edge_count, tp_edge *reduced,
                                          size_t *reduced_count, size_t memory_budget);
+
+/* What a blocked reduction did: the most rows live at once (each one slot of `columns` bits),
+ * the columns per block, and the passes over the graph (one per block). */
+typedef struct tp_reduction_stats {
+    size_t live_rows;
+    size_t columns;
+    size_t passes;
+} tp_reduction_stats;
+
+/* tp_transitive_reduction_budget, and *stats (may be NULL) says how it went. */
+tp_status tp_transitive_reduction_stats(size_t node_count, const tp_edge *edges,
+                                        size_t edge_count, tp_edge *reduced,
+                                        size_t *reduced_count, size_t memory_budget,
+                                        tp_reduction_stats *stats);
 
 /* Default memory budget of tp_transitive_reduction: 1 GiB of reachability bits. */
 #define TP_REDUCTION_DEFAULT_BUDGET ((size_t)1 << 30)
