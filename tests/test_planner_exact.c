@@ -387,7 +387,8 @@ static void test_a_long_greedy_pass_reports_its_progress(void **state)
 {
     (void)state;
     rng.state = 99;
-    const size_t n = sanitized() ? 8000 : 30000; /* about a second either way */
+    /* long enough for several ticks 0.1 s apart, whether the tree or the scan places them */
+    const size_t n = sanitized() ? 20000 : 80000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), nonzero = 0;
     for (size_t i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 #include "support/xorshift.h"
 
 #include "support/offsets_oracle.h"
+#include "support/place_reference.h"
 
 #include "planner/planner_internal.h"
 #include "planner/planner_perf.h"
@@ -221,80 +222,6 @@ static void test_equal_gaps_follow_the_tie_rules(void **state)
     }
 }
 
-typedef struct ref_block {
-    size_t start, end;
-} ref_block;
-
-static int ref_by_start(const void *pa, const void *pb)
-{
-    const ref_block *x = pa, *y = pb;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-static size_t ref_round_up(size_t x, size_t align) { return (x + align - 1) / align * align; }
-
-/* The order-driven pass written out plainly: for each tensor in the given order, the blocks of
- * the placed tensors whose lifetimes intersect its own, sorted and coalesced; a gap fits when
- * its start rounded up to the alignment leaves room; best fit takes the smallest such gap
- * (measured before rounding), the lowest on a tie; first fit the lowest; nothing fits: on
- * top of the last block, rounded up. */
-static size_t reference_place(const tp_tensor_lifetime *t, size_t n, const size_t *order,
-                              size_t m, size_t align, tp_gap_rule rule, size_t *off)
-{
-    ref_block *blocks = malloc((n + 1) * sizeof *blocks);
-    size_t *placed = malloc((n + 1) * sizeof *placed);
-    size_t arena = 0;
-    for (size_t i = 0; i < n; i++)
-        off[i] = 0;
-    for (size_t k = 0; k < m; k++) {
-        const size_t id = order[k], size = t[id].size;
-        size_t nb = 0;
-        for (size_t p = 0; p < k; p++) {
-            const size_t q = placed[p];
-            if (t[q].first_use <= t[id].last_use && t[id].first_use <= t[q].last_use)
-                blocks[nb++] = (ref_block){ off[q], off[q] + t[q].size };
-        }
-        size_t at = 0;
-        if (nb > 0) {
-            qsort(blocks, nb, sizeof *blocks, ref_by_start);
-            size_t c = 0;
-            for (size_t i = 1; i < nb; i++) {
-                if (blocks[i].start <= blocks[c].end) {
-                    if (blocks[i].end > blocks[c].end)
-                        blocks[c].end = blocks[i].end;
-                } else {
-                    blocks[++c] = blocks[i];
-                }
-            }
-            nb = c + 1;
-            int found = 0;
-            size_t best = 0;
-            for (size_t g = 0; g < nb; g++) {
-                const size_t gs = g == 0 ? 0 : blocks[g - 1].end, ge = blocks[g].start;
-                const size_t x = ref_round_up(gs, align);
-                if (x > ge || ge - x < size)
-                    continue;
-                if (!found || (rule == TP_GAP_BEST_FIT && ge - gs < best)) {
-                    found = 1;
-                    best = ge - gs;
-                    at = x;
-                    if (rule == TP_GAP_FIRST_FIT)
-                        break;
-                }
-            }
-            if (!found)
-                at = ref_round_up(blocks[nb - 1].end, align);
-        }
-        off[id] = at;
-        placed[k] = id;
-        if (at + size > arena)
-            arena = at + size;
-    }
-    free(blocks);
-    free(placed);
-    return arena;
-}
-
 static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
 {
     (void)state;
@@ -321,7 +248,7 @@ static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
         const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         size_t arena = 0;
         assert_int_equal(tp_greedy_place(t, n, order, m, align, rule, NULL, off, &arena), TP_OK);
-        assert_int_equal(arena, reference_place(t, n, order, m, align, rule, want));
+        assert_int_equal(arena, tpt_reference_place(t, n, order, m, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);
     }
@@ -369,7 +296,7 @@ static void test_arenas_crossing_4_gib_match(void **state)
         const tp_gap_rule rule = below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         size_t arena = 0;
         assert_int_equal(tp_greedy_place(t, n, order, n, align, rule, NULL, off, &arena), TP_OK);
-        assert_int_equal(arena, reference_place(t, n, order, n, align, rule, want));
+        assert_int_equal(arena, tpt_reference_place(t, n, order, n, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);
     }

@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 
+#include <stdlib.h>
+
 tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count)
 {
     if (tensors == NULL && count > 0)
@@ -22,4 +24,49 @@ tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
     if (offsets == NULL && count > 0)
         return tp_fail(TP_ERR_INVALID, "offsets is NULL but count is %zu", count);
     return tp_check_lifetimes(tensors, count);
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return (*a > *b) - (*a < *b);
+}
+
+/* The number of values in sorted[0..n) that are <= x. */
+static size_t count_at_most(const size_t *sorted, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+tp_status tp_lifetime_ranks(const tp_tensor_lifetime *tensors, const size_t *order, size_t n,
+                            size_t *lo, size_t *hi, size_t *n_ranks)
+{
+    *n_ranks = 0;
+    if (n == 0)
+        return TP_OK;
+    size_t *times = malloc(n * sizeof *times);
+    if (times == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n);
+    for (size_t k = 0; k < n; k++)
+        times[k] = tensors[order[k]].first_use;
+    qsort(times, n, sizeof *times, by_value);
+    size_t distinct = 0;
+    for (size_t k = 0; k < n; k++)
+        if (distinct == 0 || times[distinct - 1] != times[k])
+            times[distinct++] = times[k];
+    for (size_t k = 0; k < n; k++) {
+        lo[k] = count_at_most(times, distinct, tensors[order[k]].first_use) - 1;
+        hi[k] = count_at_most(times, distinct, tensors[order[k]].last_use) - 1;
+    }
+    free(times);
+    *n_ranks = distinct;
+    return TP_OK;
 }

@@ -167,8 +167,10 @@ static int portfolio_work(portfolio_worker *w, int one)
         took = 1;
         const size_t n = make_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
         size_t arena = 0;
-        const tp_status st = tp_greedy_place(r->tensors, r->count, w->order, n, r->align,
-                                             portfolio[p].rule, w->ticker, w->trial, &arena);
+        /* one thread per pass: the portfolio already runs as many passes as processors */
+        const tp_status st =
+            tp_greedy_place_threads(r->tensors, r->count, w->order, n, r->align,
+                                    portfolio[p].rule, w->ticker, 1, w->trial, &arena);
         pthread_mutex_lock(&r->lock);
         if (st != TP_OK) {
             if (p < r->failed_at) {

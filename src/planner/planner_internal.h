@@ -18,4 +18,12 @@ tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count);
 tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
                              const size_t *offsets, const size_t *arena_size);
 
+/* Time as it matters to conflicts among the tensors order[0..n): two inclusive lifetimes
+ * intersect exactly when the later of their first uses lies inside both, so only the distinct
+ * first uses count. lo[k] and hi[k] receive the ranks among them of the first and of the last
+ * one inside tensor order[k]'s lifetime; two lifetimes intersect exactly when their rank
+ * ranges do. *n_ranks receives the number of distinct first uses. */
+tp_status tp_lifetime_ranks(const tp_tensor_lifetime *tensors, const size_t *order, size_t n,
+                            size_t *lo, size_t *hi, size_t *n_ranks);
+
 #endif

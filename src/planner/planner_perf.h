@@ -25,11 +25,47 @@ typedef struct tp_greedy_ticker {
  * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
  * are not considered placed (order must name only tensors of non-zero size, each once).
  * Near O(n log n) when lifetimes are local: placed tensors live in a segment tree over time
- * whose nodes keep coalesced address blocks. Lifetimes must already be checked. ticker may
- * be NULL; otherwise its tick is called from this thread about every 0.1 s of the pass. */
+ * whose nodes keep coalesced address blocks (tp_tree_place). When many tensors are live at
+ * once and the processor has AVX-512, an address-ordered scan is faster (tp_scan_place); the
+ * offsets are the same. Lifetimes must already be checked. ticker may be NULL; otherwise its
+ * tick is called from this thread about every 0.1 s of the pass. */
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
                           size_t n_order, size_t alignment, tp_gap_rule rule,
                           const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
+
+/* The greedy pass of tp_greedy_place with the interval tree over time (plan_fast.c), whatever
+ * the lifetimes. */
+tp_status tp_tree_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                        size_t n_order, size_t alignment, tp_gap_rule rule,
+                        const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
+
+/* tp_greedy_place on a given number of threads (0: as it chooses). The portfolio, which runs
+ * several passes at once, asks for one each. */
+tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t count,
+                                  const size_t *order, size_t n_order, size_t alignment,
+                                  tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                                  unsigned threads, size_t *offsets, size_t *arena_size);
+
+/* The greedy pass of tp_greedy_place by a scan of every placed tensor in address order for
+ * every placement (plan_scan.c): the same offsets, O(n^2) but at about 0.1 ns per tensor and
+ * processor, which beats the interval tree when lifetimes are long. `threads` threads share
+ * the scans (0: tp_scan_default_threads). Declines (*declined = 1, nothing placed, TP_OK) when
+ * an address would reach 4 GiB - alignment, when alignment is not a power of two up to
+ * TP_SCAN_MAX_ALIGN, or with 2^32 - 1 tensors or more; tp_greedy_place then uses the tree. */
+typedef enum tp_scan_kernel {
+    TP_SCAN_AUTO = 0, /* the best the processor has (tp_scan_level)                   */
+    TP_SCAN_GENERIC,  /* the portable code as compiled for the target (tests)         */
+    TP_SCAN_AVX2      /* the portable code compiled for AVX2, if the processor has it */
+} tp_scan_kernel;
+#define TP_SCAN_MAX_ALIGN ((size_t)1 << 16)
+#define TP_SCAN_THREADS_FROM 16384 /* fewer tensors: one thread */
+tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                        size_t n_order, size_t alignment, tp_gap_rule rule,
+                        const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
+                        size_t *offsets, size_t *arena_size, int *declined);
+/* 2: AVX-512, 1: AVX2, 0: neither (or not x86-64 with GCC). */
+int tp_scan_level(void);
+unsigned tp_scan_default_threads(size_t n_order);
 
 /* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
  * `threads` threads, the calling one included. The plan must not depend on the thread count;

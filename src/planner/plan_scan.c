@@ -1,0 +1,809 @@
+/* The greedy of planner.md section 2 by scanning every placed tensor in address order.
+ *
+ * plan_fast.c keeps placed tensors in a segment tree over time, which is fast when few of them
+ * conflict with each new one. When lifetimes are long, a large share of all placed tensors
+ * conflict with every new one, their union has hundreds of gaps, and the tree's answer is the
+ * union of some thirty large sets: about 10 s for 1e5 tensors whose lifetimes reach half the
+ * graph. This file does the opposite. Placed tensors are kept sorted by start address, and each
+ * placement reads all of them once, 16 at a time, with four 32-bit words per tensor (start,
+ * end, first and last use). Walking in address order, the union's end so far is a running
+ * maximum E over the ends of conflicting tensors; a conflicting tensor starting above E closes
+ * the gap [E, start). The smallest fitting gap (lowest on a tie) and the final E (where the
+ * union ends, for appending) are the whole answer: no set is built.
+ *
+ * Layout. The sorted sequence is cut into chunks of up to 16 x 1024 tensors, and a chunk into
+ * 16 lanes: lane j holds a contiguous run of the chunk's sequence, and row k holds the k-th
+ * tensor of every lane, so one vector load reads one tensor of each lane. Every lane keeps its
+ * own running maximum, so the scan needs no shuffles; what a lane cannot know is the union's
+ * end before its first tensor (the carry c). It starts from 0. While its maximum e is below U,
+ * the largest end among all tensors before it (a bound of c, kept per lane whatever the
+ * lifetimes), the gaps it finds are recorded as (e, start) instead of compared: once the
+ * carries are known, the true gap below that start is [max(c, e), start), if any. Beyond that
+ * e >= c and its gaps are exact. So chunks are independent: with several processors, each
+ * thread owns a contiguous part of the chunks, inserts into them and scans them, and they stay
+ * in its cache; the calling thread then walks the lanes' maxima in order for the carries.
+ *
+ * Cost: every placement reads every placed tensor, O(n^2) for n tensors, at about 0.1 ns per
+ * tensor on one core with AVX-512 (16 lanes of 32 bits). tp_greedy_place uses it only when
+ * lifetimes are long (see plan_fast.c), and only for addresses below 4 GiB. */
+#include "planner/planner_internal.h"
+#include "planner/planner_perf.h"
+
+#include "common/error.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define X86_KERNELS 1 /* AVX2 and AVX-512 versions, chosen at run time */
+#else
+#define X86_KERNELS 0
+#endif
+
+#define LANES 16
+#define DEPTH 1024
+#define CAP (LANES * DEPTH)
+#define NO_TIME UINT32_MAX /* first use of an empty slot: conflicts with nothing */
+#define MAX_THREADS 8
+
+/* 64-byte vectors pass between static functions of this file only; GCC's note that their
+ * calling convention differs with and without AVX-512 concerns no interface. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef uint32_t vec __attribute__((vector_size(4 * LANES)));
+
+typedef struct chunk {
+    uint32_t a[CAP], b[CAP], f[CAP], l[CAP]; /* tensor k of lane j at k * LANES + j */
+    uint32_t cnt[LANES];
+    uint32_t b_max[LANES];   /* the largest end in each lane, whatever the lifetimes */
+    uint32_t total, depth;   /* tensors; the longest lane */
+    vec lane_max;            /* last scan: running maximum of each lane, from 0 */
+    size_t rec_from, rec_to; /* last scan: its candidates recorded while unsure */
+} chunk;
+
+/* One query: a tensor to place. */
+typedef struct query {
+    uint32_t size, first, last;
+    uint32_t align;    /* a power of two */
+    uint32_t key_mask; /* all ones: best fit (gap, then start); 0: first fit (start) */
+} query;
+
+struct scan;
+
+/* One thread's part of the address order, and its last results. */
+typedef struct worker {
+    chunk **chunks;
+    size_t n, cap;
+    size_t tensors;
+    uint32_t b_max;    /* the largest end among its tensors (pending one included) */
+    uint32_t in_bound; /* the largest end among the tensors of the workers before it */
+    int pending;       /* an insertion to make before the next scan */
+    uint32_t pa, pb, pf, pl;
+    int failed; /* an allocation failed in its thread */
+    vec best_gap, best_start;
+    /* candidates found while a lane was unsure: the lane's maximum then, the start of the
+     * tensor above, the lane */
+    uint32_t *rec_e, *rec_a;
+    unsigned char *rec_lane;
+    size_t rec_n, rec_cap;
+    struct scan *scan;
+    pthread_t thread;
+    int started;
+} worker;
+
+typedef struct scan {
+    worker w[MAX_THREADS];
+    unsigned threads;
+    int level; /* 0: portable, 1: AVX2, 2: AVX-512 */
+    query q;
+    _Atomic unsigned go;   /* incremented for each query */
+    _Atomic unsigned done; /* helpers finished with the current query */
+    _Atomic int quit;
+    /* A thread that has waited long sleeps on `wake` (see wait_for) */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    _Atomic int sleepers;
+} scan;
+
+static void clear_slots(chunk *c, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        c->a[i] = c->b[i] = 0;
+        c->f[i] = NO_TIME;
+        c->l[i] = 0;
+    }
+}
+
+static chunk *chunk_new(void)
+{
+    chunk *c = aligned_alloc(64, (sizeof(chunk) + 63) / 64 * 64);
+    if (c == NULL)
+        return NULL;
+    clear_slots(c, 0, CAP);
+    memset(c->cnt, 0, sizeof c->cnt);
+    memset(c->b_max, 0, sizeof c->b_max);
+    c->total = c->depth = 0;
+    return c;
+}
+
+static uint32_t chunk_first(const chunk *c)
+{
+    for (unsigned j = 0; j < LANES; j++)
+        if (c->cnt[j] > 0)
+            return c->a[j];
+    return 0;
+}
+
+/* Copies the chunk's tensors in address order into t[4][...]; returns how many. */
+static uint32_t chunk_gather(const chunk *c, uint32_t *t)
+{
+    uint32_t p = 0;
+    for (unsigned j = 0; j < LANES; j++)
+        for (uint32_t k = 0; k < c->cnt[j]; k++, p++) {
+            const uint32_t i = k * LANES + j;
+            t[p] = c->a[i];
+            t[CAP + p] = c->b[i];
+            t[2 * CAP + p] = c->f[i];
+            t[3 * CAP + p] = c->l[i];
+        }
+    return p;
+}
+
+/* Fills c with t[4][from .. from + n), spread evenly over the lanes. */
+static void chunk_deal(chunk *c, const uint32_t *t, uint32_t from, uint32_t n)
+{
+    clear_slots(c, 0, c->depth * LANES); /* rows below the depth are clear already */
+    const uint32_t per = n / LANES, extra = n % LANES;
+    uint32_t p = from, depth = 0;
+    for (unsigned j = 0; j < LANES; j++) {
+        const uint32_t k_n = per + (j < extra);
+        c->cnt[j] = k_n;
+        c->b_max[j] = 0;
+        depth = k_n > depth ? k_n : depth;
+        for (uint32_t k = 0; k < k_n; k++, p++) {
+            const uint32_t i = k * LANES + j;
+            c->a[i] = t[p];
+            c->b[i] = t[CAP + p];
+            c->f[i] = t[2 * CAP + p];
+            c->l[i] = t[3 * CAP + p];
+            c->b_max[j] = c->b[i] > c->b_max[j] ? c->b[i] : c->b_max[j];
+        }
+    }
+    c->total = n;
+    c->depth = depth;
+}
+
+/* Room in the worker's list for one more chunk. */
+static int chunks_room(worker *w)
+{
+    if (w->n < w->cap)
+        return 1;
+    if (w->cap > SIZE_MAX / 2 / sizeof *w->chunks)
+        return 0;
+    const size_t cap = w->cap ? 2 * w->cap : 8;
+    chunk **grown = realloc(w->chunks, cap * sizeof *grown);
+    if (grown == NULL)
+        return 0;
+    w->chunks = grown;
+    w->cap = cap;
+    return 1;
+}
+
+/* Inserts one tensor into the worker's chunks (made by the worker's own thread; the caller
+ * counts it in w->tensors). */
+static int worker_insert(worker *w, uint32_t a, uint32_t b, uint32_t f, uint32_t l)
+{
+    if (w->n == 0) {
+        if (!chunks_room(w) || (w->chunks[0] = chunk_new()) == NULL)
+            return 0;
+        w->n = 1;
+    }
+    size_t lo = 0, hi = w->n; /* the last chunk starting at or below a, else the first */
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (chunk_first(w->chunks[mid]) <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (;;) {
+        chunk *c = w->chunks[lo];
+        unsigned lane = LANES;
+        for (unsigned j = 0; j < LANES; j++) {
+            if (c->cnt[j] == 0)
+                continue;
+            if (lane == LANES || c->a[j] <= a)
+                lane = j;
+            else
+                break;
+        }
+        if (lane == LANES)
+            lane = 0;
+        /* Lanes are kept near the chunk's average length: a chunk is read to the depth of its
+         * longest lane. (Early on this also spreads a few tensors over all lanes.) */
+        const uint32_t n = c->cnt[lane];
+        const uint32_t even = c->total / LANES + 1;
+        const uint32_t limit = even + even / 4 + 4 < DEPTH ? even + even / 4 + 4 : DEPTH;
+        if (n < limit) {
+            uint32_t p = 0, q = n;
+            while (p < q) {
+                const uint32_t mid = (p + q) / 2;
+                if (c->a[mid * LANES + lane] <= a)
+                    p = mid + 1;
+                else
+                    q = mid;
+            }
+            for (uint32_t k = n; k > p; k--) {
+                const uint32_t to = k * LANES + lane, from = to - LANES;
+                c->a[to] = c->a[from];
+                c->b[to] = c->b[from];
+                c->f[to] = c->f[from];
+                c->l[to] = c->l[from];
+            }
+            const uint32_t i = p * LANES + lane;
+            c->a[i] = a;
+            c->b[i] = b;
+            c->f[i] = f;
+            c->l[i] = l;
+            c->cnt[lane]++;
+            c->b_max[lane] = b > c->b_max[lane] ? b : c->b_max[lane];
+            c->total++;
+            if (c->cnt[lane] > c->depth)
+                c->depth = c->cnt[lane];
+            return 1;
+        }
+        /* The lane is long: spread the chunk evenly again, or split it in two. */
+        uint32_t *t = malloc(4 * (size_t)CAP * sizeof *t);
+        if (t == NULL)
+            return 0;
+        const uint32_t total = chunk_gather(c, t);
+        if (total < CAP - CAP / 4) {
+            chunk_deal(c, t, 0, total);
+            free(t);
+            continue;
+        }
+        chunk *d = chunks_room(w) ? chunk_new() : NULL;
+        if (d == NULL) {
+            free(t);
+            return 0;
+        }
+        chunk_deal(c, t, 0, total / 2);
+        chunk_deal(d, t, total / 2, total - total / 2);
+        free(t);
+        memmove(w->chunks + lo + 2, w->chunks + lo + 1, (w->n - lo - 1) * sizeof *w->chunks);
+        w->chunks[lo + 1] = d;
+        w->n++;
+        if (a >= chunk_first(d))
+            lo++;
+    }
+}
+
+/* Helpers of the scans, on GCC vector types, which the compiler maps to whatever vector unit
+ * the target has. Always inlined: a 64-byte vector is passed differently with and without
+ * AVX-512, and the scans are compiled for several targets. */
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE vec splat(uint32_t x)
+{
+    vec v;
+    for (unsigned j = 0; j < LANES; j++)
+        v[j] = x;
+    return v;
+}
+
+/* x < y as unsigned, all ones or 0 per lane. SSE2 and AVX2 compare only signed 32-bit lanes,
+ * and GCC turns an unsigned vector comparison into one comparison per lane there; flipping the
+ * sign bits of both sides makes the signed comparison give the unsigned order. */
+typedef int32_t ivec __attribute__((vector_size(4 * LANES)));
+INLINE vec ult(vec x, vec y)
+{
+    const vec sign = splat(UINT32_C(0x80000000));
+    return (vec)((ivec)(x ^ sign) < (ivec)(y ^ sign));
+}
+
+INLINE vec vmax(vec x, vec y)
+{
+    const vec m = ult(y, x);
+    return (x & m) | (y & ~m);
+}
+
+INLINE vec load(const uint32_t *p)
+{
+    vec v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* U of each lane of c: the largest end among all tensors before the lane's first one in address
+ * order (`*bound` on entry: those before the chunk; on return: those up to its end). The carry
+ * into the lane, the largest end among those that conflict, cannot exceed it. An empty lane
+ * gets 0: there is nothing in it to be unsure about. */
+INLINE vec lane_bounds(const chunk *c, uint32_t *bound)
+{
+    vec u;
+    uint32_t x = *bound;
+    for (unsigned j = 0; j < LANES; j++) {
+        u[j] = c->cnt[j] ? x : 0;
+        x = c->b_max[j] > x ? c->b_max[j] : x;
+    }
+    *bound = x;
+    return u;
+}
+
+/* Room for 16 more records in the worker's list. */
+static int reserve_records(worker *w)
+{
+    if (w->rec_n + LANES <= w->rec_cap)
+        return 1;
+    const size_t cap = w->rec_cap ? 2 * w->rec_cap : 1024;
+    uint32_t *e = realloc(w->rec_e, cap * sizeof *e);
+    if (e == NULL)
+        return 0;
+    w->rec_e = e;
+    uint32_t *a = realloc(w->rec_a, cap * sizeof *a);
+    if (a == NULL)
+        return 0;
+    w->rec_a = a;
+    unsigned char *lane = realloc(w->rec_lane, cap);
+    if (lane == NULL)
+        return 0;
+    w->rec_lane = lane;
+    w->rec_cap = cap;
+    return 1;
+}
+
+/* The portable scan (plan_scan_generic.h), compiled once for the target and, on x86-64, again
+ * for AVX2 and for AVX-512; the processor picks at run time. */
+#define KERNEL(name) name##_default
+#define KERNEL_TARGET
+#include "planner/plan_scan_generic.h"
+#undef KERNEL
+#undef KERNEL_TARGET
+#if X86_KERNELS
+#define KERNEL(name) name##_avx2
+#define KERNEL_TARGET __attribute__((target("avx2")))
+#include "planner/plan_scan_generic.h"
+#undef KERNEL
+#undef KERNEL_TARGET
+#define KERNEL(name) name##_avx512
+#define KERNEL_TARGET __attribute__((target("avx512f")))
+#include "planner/plan_scan_generic.h"
+#undef KERNEL
+#undef KERNEL_TARGET
+#endif
+
+#if X86_KERNELS
+/* The same scan with AVX-512 comparisons into mask registers (about 20 % faster than what the
+ * compiler makes of the portable version). Compiled for AVX-512 whatever the target, and only
+ * called when the processor has it. */
+__attribute__((target("avx512f"))) static void scan_avx512(worker *w, const query *q)
+{
+    const __m512i S = _mm512_set1_epi32((int)q->size), QF = _mm512_set1_epi32((int)q->first);
+    const __m512i QL = _mm512_set1_epi32((int)q->last);
+    const __m512i A1 = _mm512_set1_epi32((int)(q->align - 1));
+    const __m512i AM = _mm512_set1_epi32((int)~(q->align - 1));
+    const __m512i KEY = _mm512_set1_epi32((int)q->key_mask);
+    const __m512i LANE = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i best_gap = _mm512_set1_epi32(-1), best_start = _mm512_set1_epi32(-1);
+    uint32_t bound = w->in_bound;
+    w->rec_n = 0;
+    for (size_t c = 0; c < w->n; c++) {
+        chunk *ch = w->chunks[c];
+        const vec u = lane_bounds(ch, &bound);
+        __m512i U;
+        memcpy(&U, &u, sizeof U);
+        __m512i e = _mm512_setzero_si512();
+        __mmask16 unsure = _mm512_cmplt_epu32_mask(e, U);
+        ch->rec_from = w->rec_n;
+        for (uint32_t k = 0; k < ch->depth; k++) {
+            const __m512i a = _mm512_loadu_si512(ch->a + k * LANES);
+            const __m512i b = _mm512_loadu_si512(ch->b + k * LANES);
+            const __m512i f = _mm512_loadu_si512(ch->f + k * LANES);
+            const __m512i l = _mm512_loadu_si512(ch->l + k * LANES);
+            const __mmask16 m = _mm512_mask_cmple_epu32_mask(_mm512_cmpge_epu32_mask(l, QF), f, QL);
+            const __m512i at = _mm512_and_si512(_mm512_add_epi32(e, A1), AM);
+            const __m512i room = _mm512_sub_epi32(_mm512_max_epu32(a, at), at);
+            const __m512i gap = _mm512_and_si512(_mm512_sub_epi32(a, e), KEY);
+            const __mmask16 ok = _mm512_mask_cmpge_epu32_mask(m, room, S);
+            const __mmask16 upd =
+                _mm512_mask_cmplt_epu32_mask(ok & (__mmask16)~unsure, gap, best_gap);
+            best_gap = _mm512_mask_mov_epi32(best_gap, upd, gap);
+            best_start = _mm512_mask_mov_epi32(best_start, upd, e);
+            const __mmask16 record = ok & unsure;
+            if (record != 0) {
+                if (!reserve_records(w)) {
+                    w->failed = 1;
+                    return;
+                }
+                _mm512_storeu_si512(w->rec_e + w->rec_n, _mm512_maskz_compress_epi32(record, e));
+                _mm512_storeu_si512(w->rec_a + w->rec_n, _mm512_maskz_compress_epi32(record, a));
+                uint32_t lanes[LANES];
+                _mm512_storeu_si512(lanes, _mm512_maskz_compress_epi32(record, LANE));
+                const unsigned n_rec = (unsigned)__builtin_popcount(record);
+                for (unsigned r = 0; r < n_rec; r++)
+                    w->rec_lane[w->rec_n + r] = (unsigned char)lanes[r];
+                w->rec_n += n_rec;
+            }
+            e = _mm512_mask_max_epu32(e, m, e, b);
+            unsure = _mm512_cmplt_epu32_mask(e, U);
+        }
+        ch->rec_to = w->rec_n;
+        memcpy(&ch->lane_max, &e, sizeof e);
+    }
+    memcpy(&w->best_gap, &best_gap, sizeof best_gap);
+    memcpy(&w->best_start, &best_start, sizeof best_start);
+}
+#endif
+
+static void worker_scan(scan *s, worker *w)
+{
+#if X86_KERNELS
+    if (s->level == 2) {
+        scan_avx512(w, &s->q);
+        return;
+    }
+    if (s->level == 1) {
+        scan_generic_avx2(w, &s->q);
+        return;
+    }
+#endif
+    scan_generic_default(w, &s->q);
+}
+
+/* Waiting for another thread. A query takes microseconds, so a waiting thread first spins
+ * (with the processor's pause hint); if the wait lasts (the processors are shared with other
+ * work, or there are more threads than processors), it sleeps on a condition variable, and
+ * whoever changes go, done or quit wakes the sleepers. The sleeper counts itself before its
+ * last look at the counters and the waker looks at the count after changing them (both
+ * sequentially consistent), so a wake-up cannot be missed. */
+#define SPINS 2000
+
+static void wake_sleepers(scan *s)
+{
+    if (atomic_load(&s->sleepers) > 0) {
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+/* Until *counter != value (want_change) or == value (!want_change), or quit. */
+static void wait_for(scan *s, _Atomic unsigned *counter, unsigned value, int want_change)
+{
+    for (unsigned spins = 0;; spins++) {
+        if ((atomic_load(counter) != value) == want_change || atomic_load(&s->quit))
+            return;
+        if (spins < SPINS) {
+#if X86_KERNELS
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        pthread_mutex_lock(&s->lock);
+        atomic_fetch_add(&s->sleepers, 1);
+        while ((atomic_load(counter) != value) != want_change && !atomic_load(&s->quit))
+            pthread_cond_wait(&s->wake, &s->lock);
+        atomic_fetch_sub(&s->sleepers, 1);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+}
+
+/* Helper threads: wait for a query, make the pending insertion, scan, report. */
+static void *helper_main(void *arg)
+{
+    worker *w = arg;
+    scan *s = w->scan;
+    unsigned seen = 0;
+    for (;;) {
+        wait_for(s, &s->go, seen, 1);
+        if (atomic_load(&s->quit))
+            return NULL;
+        seen = atomic_load(&s->go);
+        if (w->pending) {
+            w->pending = 0;
+            if (!worker_insert(w, w->pa, w->pb, w->pf, w->pl))
+                w->failed = 1;
+        }
+        worker_scan(s, w);
+        atomic_fetch_add(&s->done, 1);
+        wake_sleepers(s);
+    }
+}
+
+/* After the scans: the carry into every lane in address order, the candidates recorded while a
+ * lane was unsure judged with it, and the best candidate overall. A recorded candidate (e, a)
+ * of a lane whose carry is c: the union's end below a is max(c, e), and the gap [max(c, e), a)
+ * is a real one if a lies above it and the query fits. Returns where the union ends. */
+static uint32_t settle(const scan *s, uint32_t *best_gap, uint32_t *best_start)
+{
+    const query *q = &s->q;
+    const uint32_t key_mask = q->key_mask, align = q->align;
+    uint32_t g = UINT32_MAX, st = UINT32_MAX;
+    uint32_t carry = 0;
+    for (unsigned t = 0; t < s->threads; t++) {
+        const worker *w = &s->w[t];
+        for (size_t c = 0; c < w->n; c++) {
+            const chunk *ch = w->chunks[c];
+            uint32_t into[LANES];
+            for (unsigned j = 0; j < LANES; j++) {
+                into[j] = carry;
+                carry = ch->lane_max[j] > carry ? ch->lane_max[j] : carry;
+            }
+            for (size_t r = ch->rec_from; r < ch->rec_to; r++) {
+                const uint32_t c_in = into[w->rec_lane[r]];
+                const uint32_t start = w->rec_e[r] > c_in ? w->rec_e[r] : c_in;
+                const uint32_t a = w->rec_a[r];
+                const uint32_t at = (start + (align - 1)) & ~(align - 1);
+                if (a <= start || at > a || a - at < q->size)
+                    continue;
+                const uint32_t gap = (a - start) & key_mask;
+                if (gap < g || (gap == g && start < st)) {
+                    g = gap;
+                    st = start;
+                }
+            }
+        }
+        for (unsigned j = 0; j < LANES; j++)
+            if (w->best_gap[j] < g || (w->best_gap[j] == g && w->best_start[j] < st)) {
+                g = w->best_gap[j];
+                st = w->best_start[j];
+            }
+    }
+    *best_gap = g;
+    *best_start = st;
+    return carry;
+}
+
+/* The largest end among a worker's tensors, after chunks moved. */
+static void worker_bound(worker *w)
+{
+    w->b_max = 0;
+    for (size_t c = 0; c < w->n; c++)
+        for (unsigned j = 0; j < LANES; j++)
+            w->b_max = w->chunks[c]->b_max[j] > w->b_max ? w->chunks[c]->b_max[j] : w->b_max;
+}
+
+/* Keeps the workers' shares of tensors even: moves a boundary chunk to the lighter neighbour
+ * when that brings the two closer. Only between queries, when every helper waits. */
+static int rebalance(scan *s)
+{
+    for (unsigned t = 0; t + 1 < s->threads; t++) {
+        worker *l = &s->w[t], *r = &s->w[t + 1];
+        if (l->n >= 2 && l->tensors > r->tensors &&
+            l->tensors - r->tensors > l->chunks[l->n - 1]->total) {
+            if (!chunks_room(r))
+                return 0;
+            chunk *c = l->chunks[--l->n];
+            memmove(r->chunks + 1, r->chunks, r->n * sizeof *r->chunks);
+            r->chunks[0] = c;
+            r->n++;
+            l->tensors -= c->total;
+            r->tensors += c->total;
+            worker_bound(l);
+            worker_bound(r);
+        } else if (r->n >= 2 && r->tensors > l->tensors &&
+                   r->tensors - l->tensors > r->chunks[0]->total) {
+            if (!chunks_room(l))
+                return 0;
+            chunk *c = r->chunks[0];
+            memmove(r->chunks, r->chunks + 1, (r->n - 1) * sizeof *r->chunks);
+            r->n--;
+            l->chunks[l->n++] = c;
+            r->tensors -= c->total;
+            l->tensors += c->total;
+            worker_bound(r);
+            worker_bound(l);
+        }
+    }
+    return 1;
+}
+
+/* The worker whose part of the address order takes a tensor starting at a. */
+static unsigned owner_of(const scan *s, uint32_t a)
+{
+    unsigned owner = s->threads;
+    for (unsigned t = 0; t < s->threads; t++) {
+        if (s->w[t].n == 0)
+            continue;
+        if (owner == s->threads || chunk_first(s->w[t].chunks[0]) <= a)
+            owner = t;
+        else
+            break;
+    }
+    return owner == s->threads ? 0 : owner;
+}
+
+int tp_scan_level(void)
+{
+#if X86_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 2;
+    if (__builtin_cpu_supports("avx2"))
+        return 1;
+#endif
+    return 0;
+}
+
+unsigned tp_scan_default_threads(size_t n_order)
+{
+    if (n_order < TP_SCAN_THREADS_FROM)
+        return 1;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus <= 1)
+        return 1;
+    return cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+}
+
+tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                        size_t n_order, size_t alignment, tp_gap_rule rule,
+                        const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
+                        size_t *offsets, size_t *arena_size, int *declined)
+{
+    *declined = 0;
+    for (size_t i = 0; i < count; i++)
+        offsets[i] = 0;
+    *arena_size = 0;
+    if (alignment == 0)
+        alignment = 1;
+    if (n_order == 0)
+        return TP_OK;
+    if ((alignment & (alignment - 1)) != 0 || alignment > TP_SCAN_MAX_ALIGN ||
+        n_order >= UINT32_MAX) {
+        *declined = 1;
+        return TP_OK;
+    }
+
+    tp_status st = TP_OK;
+    scan s;
+    memset(&s, 0, sizeof s);
+    atomic_init(&s.go, 0);
+    atomic_init(&s.done, 0);
+    atomic_init(&s.quit, 0);
+    atomic_init(&s.sleepers, 0);
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.wake, NULL);
+    s.threads = threads == 0 ? tp_scan_default_threads(n_order) : threads;
+    if (s.threads > MAX_THREADS)
+        s.threads = MAX_THREADS;
+    s.level = tp_scan_level();
+    if (kernel == TP_SCAN_GENERIC)
+        s.level = 0;
+    else if (kernel == TP_SCAN_AVX2 && s.level > 1)
+        s.level = 1;
+    for (unsigned t = 0; t < MAX_THREADS; t++)
+        s.w[t].scan = &s;
+
+    /* Times become ranks (tp_lifetime_ranks): below n_order, so 32 bits suffice. */
+    size_t *first = malloc(n_order * sizeof *first), *last = malloc(n_order * sizeof *last);
+    if (first == NULL || last == NULL) {
+        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
+        goto out;
+    }
+    size_t n_ranks = 0;
+    st = tp_lifetime_ranks(tensors, order, n_order, first, last, &n_ranks);
+    if (st != TP_OK)
+        goto out;
+
+    for (unsigned t = 1; t < s.threads; t++) {
+        if (pthread_create(&s.w[t].thread, NULL, helper_main, &s.w[t]) != 0) {
+            s.threads = t; /* fewer helpers: the same plan, a little later */
+            break;
+        }
+        s.w[t].started = 1;
+    }
+
+    const uint32_t align = (uint32_t)alignment;
+    const uint32_t limit = UINT32_MAX - align; /* every block ends at or below this */
+    size_t arena = 0;
+    double last_tick = ticker != NULL ? tp_plan_clock() : 0;
+    for (size_t k = 0; k < n_order; k++) {
+        const size_t id = order[k];
+        const size_t size = tensors[id].size;
+        if (ticker != NULL && (k & 255u) == 255u && tp_plan_clock() - last_tick >= 0.1) {
+            ticker->tick(k, n_order, ticker->user);
+            last_tick = tp_plan_clock();
+        }
+        if (size > limit) {
+            *declined = 1;
+            goto out;
+        }
+        s.q = (query){ (uint32_t)size, (uint32_t)first[k], (uint32_t)last[k], align,
+                       rule == TP_GAP_FIRST_FIT ? 0u : UINT32_MAX };
+        uint32_t bound = 0;
+        for (unsigned t = 0; t < s.threads; t++) {
+            s.w[t].in_bound = bound;
+            bound = s.w[t].b_max > bound ? s.w[t].b_max : bound;
+        }
+        if (s.threads > 1) {
+            atomic_store(&s.done, 0);
+            atomic_fetch_add(&s.go, 1);
+            wake_sleepers(&s);
+            worker_scan(&s, &s.w[0]);
+            wait_for(&s, &s.done, s.threads - 1, 0);
+            for (unsigned t = 0; t < s.threads; t++)
+                if (s.w[t].failed) {
+                    st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+                    goto out;
+                }
+        } else {
+            worker_scan(&s, &s.w[0]);
+            if (s.w[0].failed) {
+                st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+                goto out;
+            }
+        }
+        uint32_t gap, start;
+        const uint32_t end = settle(&s, &gap, &start);
+        const uint32_t from = start != UINT32_MAX ? start : end;
+        const uint32_t offset = (from + (align - 1)) & ~(align - 1);
+        if (offset > limit - size) {
+            *declined = 1;
+            goto out;
+        }
+        offsets[id] = offset;
+        if (offset + size > arena)
+            arena = offset + size;
+        if (k + 1 == n_order)
+            break;
+        if (!rebalance(&s)) {
+            st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+            goto out;
+        }
+        const unsigned owner = owner_of(&s, offset);
+        if (owner == 0) {
+            if (!worker_insert(&s.w[0], offset, (uint32_t)(offset + size), (uint32_t)first[k],
+                               (uint32_t)last[k])) {
+                st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+                goto out;
+            }
+            s.w[0].tensors++;
+            s.w[0].b_max =
+                offset + (uint32_t)size > s.w[0].b_max ? offset + (uint32_t)size : s.w[0].b_max;
+        } else {
+            worker *w = &s.w[owner];
+            w->pending = 1;
+            w->pa = offset;
+            w->pb = (uint32_t)(offset + size);
+            w->pf = (uint32_t)first[k];
+            w->pl = (uint32_t)last[k];
+            w->tensors++; /* inserted by its thread before the next scan */
+            w->b_max = w->pb > w->b_max ? w->pb : w->b_max;
+        }
+    }
+    *arena_size = arena;
+
+out:
+    atomic_store(&s.quit, 1);
+    pthread_mutex_lock(&s.lock);
+    pthread_cond_broadcast(&s.wake);
+    pthread_mutex_unlock(&s.lock);
+    for (unsigned t = 1; t < MAX_THREADS; t++)
+        if (s.w[t].started)
+            pthread_join(s.w[t].thread, NULL);
+    for (unsigned t = 0; t < MAX_THREADS; t++) {
+        for (size_t c = 0; c < s.w[t].n; c++)
+            free(s.w[t].chunks[c]);
+        free(s.w[t].chunks);
+        free(s.w[t].rec_e);
+        free(s.w[t].rec_a);
+        free(s.w[t].rec_lane);
+    }
+    if (st != TP_OK || *declined) {
+        for (size_t i = 0; i < count; i++)
+            offsets[i] = 0;
+        *arena_size = 0;
+    }
+    pthread_mutex_destroy(&s.lock);
+    pthread_cond_destroy(&s.wake);
+    free(first);
+    free(last);
+    return st;
+}
