@@ -6,7 +6,9 @@
  *  3. the exact search on each MiniMalloc problem, capacity 1,048,576
  *  4. greedy vs portfolio vs exact on the G1 family and on a DNN-like family
  *  5. transitive reduction: dense vs blocked, and blocked at n = 300,000
- *  6. the portfolio's nine orders on one thread vs on every processor (same plan) */
+ *  6. the portfolio's nine orders on one thread vs on every processor (same plan)
+ *  7. the two greedy passes behind tp_plan_offsets, tree vs address-ordered scan, on
+ *     lifetimes up to n/2 and n/32 nodes (same offsets) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,25 +250,107 @@ static void reduction_section(void)
             dense = now() - t0;
         }
         double t0 = now();
-        tp_status st = tp_transitive_reduction(n, e, m, out, &kept);
+        tp_reduction_stats rs;
+        tp_status st = tp_transitive_reduction_stats(n, e, m, out, &kept,
+                                                     TP_REDUCTION_DEFAULT_BUDGET, &rs);
         double blocked = now() - t0;
-        const size_t words = n / 64 + 1;
-        size_t per_block = TP_REDUCTION_DEFAULT_BUDGET / 8 / n;
-        size_t blocks = (words + per_block - 1) / per_block;
+        const size_t words = n / 64 + 1, block_words = rs.columns / 64;
         if (st != TP_OK)
             printf("n = %zu: %s\n", n, tp_last_error());
-        else if (dense >= 0)
-            printf("n = %6zu, %zu edges: dense %.3f s (%zu MiB), blocked %.3f s, kept %zu%s\n", n,
-                   m, dense, n * words * 8 >> 20, blocked, kept,
-                   kept == kept2 ? "" : " MISMATCH");
-        else
-            printf("n = %6zu, %zu edges: blocked %.3f s in %zu column blocks (%zu MiB of rows; "
-                   "the dense matrix would need %zu MiB), kept %zu\n",
-                   n, m, blocked, blocks, (n * (per_block < words ? per_block : words) * 8) >> 20,
-                   (n * words * 8) >> 20, kept);
+        else {
+            char dense_text[64];
+            if (dense >= 0)
+                snprintf(dense_text, sizeof dense_text, "%.3f s", dense);
+            else
+                snprintf(dense_text, sizeof dense_text, "not run");
+            printf("n = %6zu, %zu edges: dense %s (%zu MiB); blocked %.3f s, %zu live rows, "
+                   "%zu column block(s) of %zu, %zu MiB of rows; kept %zu%s\n",
+                   n, m, dense_text, (n * words * 8) >> 20, blocked, rs.live_rows, rs.passes,
+                   rs.columns, (rs.live_rows * block_words * 8) >> 20, kept,
+                   dense < 0 || kept == kept2 ? "" : " MISMATCH");
+        }
         free(e);
         free(out);
     }
+}
+
+/* Lifetimes of up to n / div nodes anywhere in n nodes, sizes 64 B .. 64 KiB in steps of 64:
+ * bench_planner_baseline's "long" family at div = 2 (about n / 8 tensors live at once). */
+static void wide_family(tp_tensor_lifetime *t, size_t n, size_t div, uint64_t seed)
+{
+    rng_state = seed;
+    for (size_t i = 0; i < n; i++) {
+        const size_t first = below(n), len = below(n / div);
+        t[i] = (tp_tensor_lifetime){ 64 * (1 + below(1024)), first,
+                                     first + len < n ? first + len : n - 1 };
+    }
+}
+
+static const tp_tensor_lifetime *order_base;
+static int by_size_desc(const void *pa, const void *pb)
+{
+    const size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
+    if (order_base[i].size != order_base[j].size)
+        return order_base[i].size > order_base[j].size ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static void scan_section(void)
+{
+    printf("\n7. greedy passes: interval tree vs address-ordered scan (identical offsets; "
+           "seconds; AVX-512: %s)\n",
+           tp_scan_level() == 2 ? "yes" : "no");
+    printf("  %-9s %8s %9s %9s %9s %8s %8s\n", "lifetimes", "n", "tree", "scan 1T", "scan",
+           "tree/1T", "tree/all");
+    static const struct {
+        size_t div, n;
+    } runs[] = { { 2, 10000 }, { 2, 30000 }, { 2, 100000 }, { 32, 30000 }, { 32, 100000 } };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        const size_t n = runs[r].n;
+        tp_tensor_lifetime *t = malloc(n * sizeof *t);
+        size_t *order = malloc(n * sizeof *order), *a = malloc(n * sizeof *a);
+        size_t *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+        if (t == NULL || order == NULL || a == NULL || b == NULL || c == NULL) {
+            fprintf(stderr, "bench_planner_perf: out of memory\n");
+            exit(1);
+        }
+        wide_family(t, n, runs[r].div, 1000 + n);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        order_base = t;
+        qsort(order, n, sizeof *order, by_size_desc);
+        size_t arena_a = 0, arena_b = 0, arena_c = 0;
+        int declined = 0;
+        double t0 = now();
+        if (tp_tree_place(t, n, order, n, 1, TP_GAP_BEST_FIT, NULL, a, &arena_a) != TP_OK)
+            exit(1);
+        const double tree = now() - t0;
+        t0 = now();
+        if (tp_scan_place(t, n, order, n, 1, TP_GAP_BEST_FIT, NULL, 1, TP_SCAN_AUTO, b, &arena_b,
+                          &declined) != TP_OK || declined)
+            exit(1);
+        const double one = now() - t0;
+        t0 = now();
+        if (tp_scan_place(t, n, order, n, 1, TP_GAP_BEST_FIT, NULL, 0, TP_SCAN_AUTO, c, &arena_c,
+                          &declined) != TP_OK || declined)
+            exit(1);
+        const double all = now() - t0;
+        if (arena_a != arena_b || arena_a != arena_c || memcmp(a, b, n * sizeof *a) != 0 ||
+            memcmp(a, c, n * sizeof *a) != 0) {
+            fprintf(stderr, "bench_planner_perf: tree and scan disagree at n = %zu\n", n);
+            exit(1);
+        }
+        char label[16];
+        snprintf(label, sizeof label, "<= n/%zu", runs[r].div);
+        printf("  %-9s %8zu %9.3f %9.3f %9.3f %7.2fx %7.2fx\n", label, n, tree, one, all,
+               tree / one, tree / all);
+        free(t);
+        free(order);
+        free(a);
+        free(b);
+        free(c);
+    }
+    printf("  (scan: one thread, then tp_scan_default_threads; offsets identical, checked)\n");
 }
 
 static void portfolio_threads_section(void)
@@ -339,5 +423,6 @@ int main(int argc, char **argv)
     family_section("DNN", dnn_instance, 200, 200);
     reduction_section();
     portfolio_threads_section();
+    scan_section();
     return 0;
 }

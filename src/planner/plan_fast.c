@@ -91,11 +91,12 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 #undef W
 
 /* Whether the address-ordered scan of plan_scan.c should be faster than the tree here. Both
- * give the same offsets, so this only decides speed. Measured on random lifetimes (2 cores,
- * AVX-512): the scan costs about 0.16 ns x n per placement on one thread (0.09 with two from
- * 65,536 tensors), whatever the lifetimes; the tree about 9 us per placement while up to ~800
- * tensors are live at once, growing as (live / 800)^0.71 beyond (99 us with 22,000 live at
- * n = 1e5). The scan needs AVX-512 to be worth it: its portable form is 15 times slower. */
+ * give the same offsets, so this only decides speed. A model fitted to measurements on random
+ * lifetimes (2 cores, AVX-512), in microseconds per placement: the scan about 1.5 + 0.14e-3 n
+ * on one thread (0.07e-3 n on two from 65,536 tensors) whatever the lifetimes; the tree about
+ * 0.45 sqrt(live) up to 400 tensors live at once (1.3 us with 8 live, 9 us with 400), then
+ * 9 (live / 400)^0.6 (99 us with 22,000 live at n = 1e5). The scan needs AVX-512 to be worth
+ * it: its portable form is 15 times slower. */
 static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
                          size_t alignment, unsigned threads)
 {
@@ -114,8 +115,8 @@ static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order,
     const double n = (double)n_order;
     if (threads == 0)
         threads = tp_scan_default_threads(n_order);
-    const double scan_us = (threads > 1 && n_order >= 65536 ? 0.09e-3 : 0.16e-3) * n;
-    const double tree_us = live <= 800 ? 9.0 : 9.0 * pow(live / 800, 0.71);
+    const double scan_us = 1.5 + (threads > 1 && n_order >= 65536 ? 0.07e-3 : 0.14e-3) * n;
+    const double tree_us = live <= 400 ? 0.45 * sqrt(live) : 9.0 * pow(live / 400, 0.6);
     return scan_us < tree_us;
 }
 
