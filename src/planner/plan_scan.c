@@ -620,16 +620,24 @@ static unsigned owner_of(const scan *s, uint32_t a)
     return owner == s->threads ? 0 : owner;
 }
 
-int tp_scan_level(void)
+static int cpu_level;
+static pthread_once_t cpu_level_once = PTHREAD_ONCE_INIT;
+
+static void read_cpu_level(void)
 {
 #if X86_KERNELS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-        return 2;
-    if (__builtin_cpu_supports("avx2"))
-        return 1;
+        cpu_level = 2;
+    else if (__builtin_cpu_supports("avx2"))
+        cpu_level = 1;
 #endif
-    return 0;
+}
+
+int tp_scan_level(void)
+{
+    pthread_once(&cpu_level_once, read_cpu_level); /* once, whichever thread asks first */
+    return cpu_level;
 }
 
 unsigned tp_scan_default_threads(size_t n_order)
