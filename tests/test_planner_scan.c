@@ -1,7 +1,8 @@
 /* The address-ordered scan (tp_scan_place) must give the offsets of the order-driven greedy
  * pass written out plainly in support/place_reference.h, whatever the number of threads and
- * whichever kernel runs: on small random inputs (all rules, orders and alignments), on inputs
- * large enough to split chunks and share them between threads, and on dense long lifetimes. */
+ * whichever kernel runs (AVX-512, AVX2, portable): on small random inputs (all rules, orders
+ * and alignments), on inputs large enough to split chunks and share them between threads, and
+ * on dense long lifetimes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,8 +27,8 @@ static size_t below(size_t n) { return (size_t)(next_u64() % n); }
 
 static int sanitized(void) { return getenv("TP_SANITIZED") != NULL; }
 
-/* Sizes with many ties (few multiples of 64), some arbitrary, some zero; lifetimes of
- * `reach` nodes at most over `horizon` nodes. */
+/* Sizes with many ties (few multiples of 64), some arbitrary, some zero; lifetimes of `reach`
+ * nodes at most over `horizon` nodes. */
 static void random_tensors(tp_tensor_lifetime *t, size_t n, size_t horizon, size_t reach)
 {
     const size_t distinct = 1 + below(8);
@@ -40,8 +41,8 @@ static void random_tensors(tp_tensor_lifetime *t, size_t n, size_t horizon, size
     }
 }
 
-/* order[] = the tensors of non-zero size by decreasing size, stable (tp_plan_offsets), or in
- * a random order; returns how many. */
+/* order[] = the tensors of non-zero size by decreasing size, stable (tp_plan_offsets), or in a
+ * random order; returns how many. */
 static const tp_tensor_lifetime *sort_base;
 static int by_size_desc(const void *pa, const void *pb)
 {
@@ -106,6 +107,7 @@ static void test_the_scan_equals_the_plain_pass_on_random_inputs(void **state)
         const unsigned threads = 1 + (unsigned)below(3);
         expect_reference(t, n, order, m, align, rule, threads, TP_SCAN_AUTO, want, arena);
         expect_reference(t, n, order, m, align, rule, 1, TP_SCAN_GENERIC, want, arena);
+        expect_reference(t, n, order, m, align, rule, 1, TP_SCAN_AVX2, want, arena);
         tpt_assert_sound_offsets(t, n, want, arena, align);
     }
 }
@@ -124,6 +126,7 @@ static void test_split_chunks_shared_by_threads_give_the_same_offsets(void **sta
     const size_t arena = tpt_reference_place(t, n, order, m, 1, TP_GAP_BEST_FIT, want);
     for (unsigned threads = 1; threads <= 3; threads++)
         expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, threads, TP_SCAN_AUTO, want, arena);
+    expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, 2, TP_SCAN_AVX2, want, arena);
     free(t);
     free(order);
     free(want);
@@ -156,8 +159,8 @@ static void test_dense_long_lifetimes_match_the_tree(void **state)
     free(want);
 }
 
-/* What the scan cannot hold it declines, leaving nothing behind, and tp_greedy_place then
- * gives the plain pass's offsets all the same (through the tree). */
+/* What the scan cannot hold it declines, leaving nothing behind, and tp_greedy_place then gives
+ * the plain pass's offsets all the same (through the tree). */
 static void test_the_scan_declines_what_it_cannot_hold(void **state)
 {
     (void)state;

@@ -92,16 +92,18 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 
 /* Whether the address-ordered scan of plan_scan.c should be faster than the tree here. Both
  * give the same offsets, so this only decides speed. A model fitted to measurements on random
- * lifetimes (2 cores, AVX-512), in microseconds per placement: the scan about 1.5 + 0.14e-3 n
- * on one thread (0.08e-3 n on two from 65,536 tensors) whatever the lifetimes; the tree about
- * 0.45 sqrt(live) up to 400 tensors live at once (1.3 us with 8 live, 9 us with 400), 9 up to
- * 800, then 9 (live / 800)^0.6 (12 us with 1,600 live, 99 us with 22,000, at n = 1e5). The
- * scan needs AVX-512 to be worth it: its portable form is 15 times slower. */
+ * lifetimes (2 cores), in microseconds per placement: the scan with AVX-512 about
+ * 1.5 + 0.14e-3 n on one thread (0.08e-3 n on two from 65,536 tensors), with AVX2 about
+ * 2 + 0.3e-3 n (0.17e-3 n on two), whatever the lifetimes; the tree about 0.45 sqrt(live) up to
+ * 400 tensors live at once (1.3 us with 8 live, 9 us with 400), 9 up to 800, then
+ * 9 (live / 800)^0.6 (12 us with 1,600 live, 99 us with 22,000, at n = 1e5). Without either
+ * instruction set the scan is never chosen: its portable form is 10 times slower. */
 static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
                          size_t alignment, unsigned threads)
 {
+    const int level = tp_scan_level();
     if (n_order < 1024 || alignment > TP_SCAN_MAX_ALIGN || (alignment & (alignment - 1)) != 0 ||
-        tp_scan_level() < 2)
+        level < 1)
         return 0;
     size_t lo = SIZE_MAX, hi = 0;
     double covered = 0;
@@ -115,7 +117,9 @@ static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order,
     const double n = (double)n_order;
     if (threads == 0)
         threads = tp_scan_default_threads(n_order);
-    const double scan_us = 1.5 + (threads > 1 && n_order >= 65536 ? 0.08e-3 : 0.14e-3) * n;
+    const int shared = threads > 1 && n_order >= 65536;
+    const double scan_us = level == 2 ? 1.5 + (shared ? 0.08e-3 : 0.14e-3) * n
+                                      : 2.0 + (shared ? 0.17e-3 : 0.30e-3) * n;
     const double tree_us = live <= 400   ? 0.45 * sqrt(live)
                            : live <= 800 ? 9.0
                                          : 9.0 * pow(live / 800, 0.6);

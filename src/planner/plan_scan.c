@@ -284,57 +284,21 @@ static int worker_insert(worker *w, uint32_t a, uint32_t b, uint32_t f, uint32_t
     }
 }
 
-/* Helpers of the scans, on GCC vector types, which the compiler maps to whatever vector unit
- * the target has. Always inlined: a 64-byte vector is passed differently with and without
- * AVX-512, and the scans are compiled for several targets. */
-#define INLINE static inline __attribute__((always_inline))
-
-INLINE vec splat(uint32_t x)
-{
-    vec v;
-    for (unsigned j = 0; j < LANES; j++)
-        v[j] = x;
-    return v;
-}
-
-/* x < y as unsigned, all ones or 0 per lane. SSE2 and AVX2 compare only signed 32-bit lanes,
- * and GCC turns an unsigned vector comparison into one comparison per lane there; flipping the
- * sign bits of both sides makes the signed comparison give the unsigned order. */
-typedef int32_t ivec __attribute__((vector_size(4 * LANES)));
-INLINE vec ult(vec x, vec y)
-{
-    const vec sign = splat(UINT32_C(0x80000000));
-    return (vec)((ivec)(x ^ sign) < (ivec)(y ^ sign));
-}
-
-INLINE vec vmax(vec x, vec y)
-{
-    const vec m = ult(y, x);
-    return (x & m) | (y & ~m);
-}
-
-INLINE vec load(const uint32_t *p)
-{
-    vec v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* U of each lane of c: the largest end among all tensors before the lane's first one in address
  * order (`*bound` on entry: those before the chunk; on return: those up to its end). The carry
  * into the lane, the largest end among those that conflict, cannot exceed it. An empty lane
  * gets 0: there is nothing in it to be unsure about. */
-INLINE vec lane_bounds(const chunk *c, uint32_t *bound)
+static inline void lane_bound_values(const chunk *c, uint32_t *bound, uint32_t *u)
 {
-    vec u;
     uint32_t x = *bound;
     for (unsigned j = 0; j < LANES; j++) {
         u[j] = c->cnt[j] ? x : 0;
         x = c->b_max[j] > x ? c->b_max[j] : x;
     }
     *bound = x;
-    return u;
 }
+
+#define INLINE static inline __attribute__((always_inline))
 
 /* Room for 16 more records in the worker's list. */
 static int reserve_records(worker *w)
@@ -359,23 +323,28 @@ static int reserve_records(worker *w)
 }
 
 /* The portable scan (plan_scan_generic.h), compiled once for the target and, on x86-64, again
- * for AVX2 and for AVX-512; the processor picks at run time. */
+ * for AVX2; the processor picks at run time. */
 #define KERNEL(name) name##_default
 #define KERNEL_TARGET
+#define KERNEL_LANES 4
+#if X86_KERNELS
+#define KERNEL_ANY(v) (_mm_movemask_epi8((__m128i)(v)) != 0) /* SSE2, in every x86-64 */
+#endif
 #include "planner/plan_scan_generic.h"
 #undef KERNEL
 #undef KERNEL_TARGET
+#undef KERNEL_LANES
+#undef KERNEL_ANY
 #if X86_KERNELS
 #define KERNEL(name) name##_avx2
 #define KERNEL_TARGET __attribute__((target("avx2")))
+#define KERNEL_LANES 8
+#define KERNEL_ANY(v) (!_mm256_testz_si256((__m256i)(v), (__m256i)(v)))
 #include "planner/plan_scan_generic.h"
 #undef KERNEL
 #undef KERNEL_TARGET
-#define KERNEL(name) name##_avx512
-#define KERNEL_TARGET __attribute__((target("avx512f")))
-#include "planner/plan_scan_generic.h"
-#undef KERNEL
-#undef KERNEL_TARGET
+#undef KERNEL_LANES
+#undef KERNEL_ANY
 #endif
 
 #if X86_KERNELS
@@ -395,9 +364,9 @@ __attribute__((target("avx512f"))) static void scan_avx512(worker *w, const quer
     w->rec_n = 0;
     for (size_t c = 0; c < w->n; c++) {
         chunk *ch = w->chunks[c];
-        const vec u = lane_bounds(ch, &bound);
-        __m512i U;
-        memcpy(&U, &u, sizeof U);
+        uint32_t u[LANES];
+        lane_bound_values(ch, &bound, u);
+        const __m512i U = _mm512_loadu_si512(u);
         __m512i e = _mm512_setzero_si512();
         __mmask16 unsure = _mm512_cmplt_epu32_mask(e, U);
         ch->rec_from = w->rec_n;

@@ -1,60 +1,117 @@
-/* The portable parts of plan_scan.c, included there once per instruction set with KERNEL(name)
- * naming the copy and KERNEL_TARGET its target attribute. */
-#ifndef FIT_GENERIC
-/* ok: a tensor conflicting with the query starts above e and the aligned rest of the gap below
- * it holds the query; gap: the key compared, (start - e) & key_mask. */
-#define FIT_GENERIC(a, e, m, ok, gap)                                                              \
-    do {                                                                                           \
-        const vec at_ = (e + ALIGN_1) & ALIGN_MASK;                                                \
-        const vec room_ = vmax(a, at_) - at_;                                                      \
-        ok = m & ~ult(room_, S);                                                                   \
-        gap = (a - e) & KEY;                                                                       \
-    } while (0)
+/* The portable scan of plan_scan.c, included there once per instruction set: KERNEL(name) names
+ * the copy, KERNEL_TARGET is its target attribute and KERNEL_LANES the width of the target's
+ * vectors in 32-bit lanes (4 for SSE2, 8 for AVX2), a divisor of LANES. A row of 16 lanes is
+ * processed as LANES / KERNEL_LANES vectors of the target's own width: wider GCC vectors are
+ * split by the compiler, and their comparisons lane by lane. */
+#define KV KERNEL(kv)
+#define PARTS (LANES / KERNEL_LANES)
+typedef uint32_t KV __attribute__((vector_size(4 * KERNEL_LANES)));
+typedef int32_t KERNEL(ikv) __attribute__((vector_size(4 * KERNEL_LANES)));
+
+KERNEL_TARGET INLINE KV KERNEL(splat)(uint32_t x)
+{
+    KV v;
+    for (unsigned j = 0; j < KERNEL_LANES; j++)
+        v[j] = x;
+    return v;
+}
+
+/* x < y as unsigned: SSE2 and AVX2 compare signed lanes only, so both sides get their sign bits
+ * flipped. */
+KERNEL_TARGET INLINE KV KERNEL(ult)(KV x, KV y)
+{
+    const KV sign = KERNEL(splat)(UINT32_C(0x80000000));
+    return (KV)((KERNEL(ikv))(x ^ sign) < (KERNEL(ikv))(y ^ sign));
+}
+
+KERNEL_TARGET INLINE KV KERNEL(max)(KV x, KV y)
+{
+    const KV m = KERNEL(ult)(y, x);
+    return (x & m) | (y & ~m);
+}
+
+KERNEL_TARGET INLINE KV KERNEL(load)(const uint32_t *p)
+{
+    KV v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Whether any lane of v is set (KERNEL_ANY: one instruction where the includer has one). */
+KERNEL_TARGET INLINE int KERNEL(any)(KV v)
+{
+#ifdef KERNEL_ANY
+    return KERNEL_ANY(v);
+#else
+    uint32_t any = 0;
+    for (unsigned j = 0; j < KERNEL_LANES; j++)
+        any |= v[j];
+    return any != 0;
 #endif
+}
 
 KERNEL_TARGET __attribute__((unused)) static void KERNEL(scan_generic)(worker *w, const query *q)
 {
-    const vec S = splat(q->size), QF = splat(q->first), QL = splat(q->last);
-    const vec ALIGN_1 = splat(q->align - 1), ALIGN_MASK = splat(~(q->align - 1));
-    const vec KEY = splat(q->key_mask), NONE = splat(UINT32_MAX);
-    vec best_gap = NONE, best_start = NONE;
+    const KV S = KERNEL(splat)(q->size), QF = KERNEL(splat)(q->first);
+    const KV QL = KERNEL(splat)(q->last), KEY = KERNEL(splat)(q->key_mask);
+    const KV ALIGN_1 = KERNEL(splat)(q->align - 1), ALIGN_MASK = KERNEL(splat)(~(q->align - 1));
+    const KV NONE = KERNEL(splat)(UINT32_MAX), ZERO = KERNEL(splat)(0);
+    KV best_gap[PARTS], best_start[PARTS];
+    for (unsigned p = 0; p < PARTS; p++)
+        best_gap[p] = best_start[p] = NONE;
     uint32_t bound = w->in_bound;
     w->rec_n = 0;
     for (size_t c = 0; c < w->n; c++) {
         chunk *ch = w->chunks[c];
-        const vec U = lane_bounds(ch, &bound);
-        vec e = splat(0);
+        uint32_t u[LANES];
+        lane_bound_values(ch, &bound, u);
+        KV U[PARTS], e[PARTS];
+        for (unsigned p = 0; p < PARTS; p++) {
+            U[p] = KERNEL(load)(u + p * KERNEL_LANES);
+            e[p] = ZERO;
+        }
         ch->rec_from = w->rec_n;
         for (uint32_t k = 0; k < ch->depth; k++) {
-            const vec unsure = ult(e, U);
-            const vec a = load(ch->a + k * LANES), b = load(ch->b + k * LANES);
-            const vec f = load(ch->f + k * LANES), l = load(ch->l + k * LANES);
-            const vec m = ~ult(QL, f) & ~ult(l, QF);
-            vec ok, gap;
-            FIT_GENERIC(a, e, m, ok, gap);
-            const vec upd = ok & ~unsure & ult(gap, best_gap);
-            best_gap = (gap & upd) | (best_gap & ~upd);
-            best_start = (e & upd) | (best_start & ~upd);
-            const vec record = ok & unsure;
-            uint32_t any = 0;
-            for (unsigned j = 0; j < LANES; j++)
-                any |= record[j];
-            for (unsigned j = 0; any != 0 && j < LANES; j++) {
-                if (record[j] == 0)
-                    continue;
-                if (!reserve_records(w)) {
-                    w->failed = 1;
-                    return;
+#pragma GCC unroll 4
+            for (unsigned p = 0; p < PARTS; p++) {
+                const size_t at_row = (size_t)k * LANES + p * KERNEL_LANES;
+                const KV a = KERNEL(load)(ch->a + at_row), b = KERNEL(load)(ch->b + at_row);
+                const KV f = KERNEL(load)(ch->f + at_row), l = KERNEL(load)(ch->l + at_row);
+                const KV unsure = KERNEL(ult)(e[p], U[p]);
+                const KV m = ~KERNEL(ult)(QL, f) & ~KERNEL(ult)(l, QF);
+                /* a conflicting tensor starts above e and the aligned rest holds the query */
+                const KV at = (e[p] + ALIGN_1) & ALIGN_MASK;
+                const KV room = KERNEL(max)(a, at) - at;
+                const KV ok = m & ~KERNEL(ult)(room, S);
+                const KV gap = (a - e[p]) & KEY;
+                const KV upd = ok & ~unsure & KERNEL(ult)(gap, best_gap[p]);
+                best_gap[p] = (gap & upd) | (best_gap[p] & ~upd);
+                best_start[p] = (e[p] & upd) | (best_start[p] & ~upd);
+                const KV record = ok & unsure;
+                for (unsigned j = 0; KERNEL(any)(record) && j < KERNEL_LANES; j++) {
+                    if (record[j] == 0)
+                        continue;
+                    if (!reserve_records(w)) {
+                        w->failed = 1;
+                        return;
+                    }
+                    w->rec_e[w->rec_n] = e[p][j];
+                    w->rec_a[w->rec_n] = a[j];
+                    w->rec_lane[w->rec_n++] = (unsigned char)(p * KERNEL_LANES + j);
                 }
-                w->rec_e[w->rec_n] = e[j];
-                w->rec_a[w->rec_n] = a[j];
-                w->rec_lane[w->rec_n++] = (unsigned char)j;
+                e[p] = KERNEL(max)(e[p], b & m);
             }
-            e = vmax(e, b & m);
         }
         ch->rec_to = w->rec_n;
-        ch->lane_max = e;
+        for (unsigned p = 0; p < PARTS; p++)
+            memcpy((uint32_t *)&ch->lane_max + p * KERNEL_LANES, &e[p], sizeof e[p]);
     }
-    w->best_gap = best_gap;
-    w->best_start = best_start;
+    for (unsigned p = 0; p < PARTS; p++) {
+        memcpy((uint32_t *)&w->best_gap + p * KERNEL_LANES, &best_gap[p], sizeof best_gap[p]);
+        memcpy((uint32_t *)&w->best_start + p * KERNEL_LANES, &best_start[p],
+               sizeof best_start[p]);
+    }
 }
+
+#undef KV
+#undef PARTS

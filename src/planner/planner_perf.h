@@ -23,10 +23,10 @@ typedef struct tp_greedy_ticker {
  * address space left by already placed tensors whose lifetimes intersect its own, or on top of
  * the last such block when no gap fits (the rule of planner.md section 2, with every offset
  * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
- * are not considered placed (order must name only tensors of non-zero size, each once).
- * Near O(n log n) when lifetimes are local: placed tensors live in a segment tree over time
- * whose nodes keep coalesced address blocks (tp_tree_place). When many tensors are live at
- * once and the processor has AVX-512, an address-ordered scan is faster (tp_scan_place); the
+ * are not considered placed (order must name only tensors of non-zero size, each once). Near
+ * O(n log n) when lifetimes are local: placed tensors live in a segment tree over time whose
+ * nodes keep coalesced address blocks (tp_tree_place). When many tensors are live at once and
+ * the processor has AVX2 or AVX-512, an address-ordered scan is faster (tp_scan_place); the
  * offsets are the same. Lifetimes must already be checked. ticker may be NULL; otherwise its
  * tick is called from this thread about every 0.1 s of the pass. */
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
@@ -48,9 +48,9 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
 
 /* The greedy pass of tp_greedy_place by a scan of every placed tensor in address order for
  * every placement (plan_scan.c): the same offsets, O(n^2) but at about 0.1 ns per tensor and
- * processor, which beats the interval tree when lifetimes are long. `threads` threads share
- * the scans (0: tp_scan_default_threads). Declines (*declined = 1, nothing placed, TP_OK) when
- * an address would reach 4 GiB - alignment, when alignment is not a power of two up to
+ * processor, which beats the interval tree when lifetimes are long. `threads` threads share the
+ * scans (0: tp_scan_default_threads). Declines (*declined = 1, nothing placed, TP_OK) when an
+ * address would reach 4 GiB - alignment, when alignment is not a power of two up to
  * TP_SCAN_MAX_ALIGN, or with 2^32 - 1 tensors or more; tp_greedy_place then uses the tree. */
 typedef enum tp_scan_kernel {
     TP_SCAN_AUTO = 0, /* the best the processor has (tp_scan_level)                   */
@@ -85,8 +85,8 @@ tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
 tp_status tp_reduction_check(size_t node_count, const tp_edge *edges, size_t edge_count,
                              const tp_edge *reduced, size_t *reduced_count, size_t *rows);
 
-/* Copies the edges into sorted, sorts them by (from, to) and collapses duplicates; returns
- * how many remain. */
+/* Copies the edges into sorted, sorts them by (from, to) and collapses duplicates; returns how
+ * many remain. */
 size_t tp_reduction_sort_edges(const tp_edge *edges, size_t edge_count, tp_edge *sorted);
 
 /* The dense seed reduction (n^2/8 bytes), kept as the reference for the blocked one. */
@@ -95,10 +95,10 @@ tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
                                         size_t *reduced_count);
 
 /* The reduction with successors visited in ascending order and a successor's row folded only
- * when its edge is kept. The reachability rows are kept for one block of columns at a time,
- * the block as wide as memory_budget bytes allow for the rows live at once (at least 64
- * columns), so memory stays near memory_budget whatever node_count is. Output identical to
- * the dense one. */
+ * when its edge is kept. Rows exist only for nodes still to be read, and hold one block of
+ * columns at a time, as wide as memory_budget bytes (at most 32 MiB, to stay in cache) allow
+ * for the rows live at once, and at least 64 columns; so memory stays below memory_budget
+ * whatever node_count is (beyond one 64-column block). Output identical to the dense one. */
 tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges,
                                          size_t edge_count, tp_edge *reduced,
                                          size_t *reduced_count, size_t memory_budget);
