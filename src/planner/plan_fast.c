@@ -243,7 +243,7 @@ static span *pool_alloc(pool *p, unsigned cls)
     const size_t want = (size_t)1 << cls;
     span *v = p->free_list[cls];
     if (v != NULL) {
-        memcpy(&p->free_list[cls], v, sizeof(span *));
+        memcpy(&p->free_list[cls], (const void *)v, sizeof p->free_list[cls]);
         return v;
     }
     if (p->cur_left < want) {
@@ -271,7 +271,7 @@ static span *pool_alloc(pool *p, unsigned cls)
 
 static void pool_release(pool *p, span *v, unsigned cls)
 {
-    memcpy(v, &p->free_list[cls], sizeof(span *));
+    memcpy((void *)v, &p->free_list[cls], sizeof p->free_list[cls]);
     p->free_list[cls] = v;
 }
 
