@@ -101,7 +101,7 @@ static void test_the_scan_equals_the_plain_pass_on_random_inputs(void **state)
         random_tensors(t, n, horizon, reach);
         const int shuffled = below(2);
         const size_t m = make_order(t, n, shuffled, order);
-        const size_t align = below(2) ? 1 : (size_t)1 << below(8);
+        const size_t align = below(2) ? 1 : (size_t)1 << below(below(4) ? 8 : 17);
         const tp_gap_rule rule = shuffled && below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         const size_t arena = tpt_reference_place(t, n, order, m, align, rule, want);
         const unsigned threads = 1 + (unsigned)below(3);
