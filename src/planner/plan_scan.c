@@ -51,19 +51,12 @@
 #define NO_TIME UINT32_MAX /* first use of an empty slot: conflicts with nothing */
 #define MAX_THREADS 8
 
-/* 64-byte vectors pass between static functions of this file only; GCC's note that their
- * calling convention differs with and without AVX-512 concerns no interface. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-typedef uint32_t vec __attribute__((vector_size(4 * LANES)));
-
 typedef struct chunk {
     uint32_t a[CAP], b[CAP], f[CAP], l[CAP]; /* tensor k of lane j at k * LANES + j */
     uint32_t cnt[LANES];
     uint32_t b_max[LANES];   /* the largest end in each lane, whatever the lifetimes */
     uint32_t total, depth;   /* tensors; the longest lane */
-    vec lane_max;            /* last scan: running maximum of each lane, from 0 */
+    uint32_t lane_max[LANES]; /* last scan: running maximum of each lane, from 0 */
     size_t rec_from, rec_to; /* last scan: its candidates recorded while unsure */
 } chunk;
 
@@ -85,8 +78,9 @@ typedef struct worker {
     uint32_t in_bound; /* the largest end among the tensors of the workers before it */
     int pending;       /* an insertion to make before the next scan */
     uint32_t pa, pb, pf, pl;
-    int failed; /* an allocation failed in its thread */
-    vec best_gap, best_start;
+    int failed;         /* an allocation failed in its thread */
+    uint32_t *scratch;  /* 4 x CAP words for re-dealing a chunk, made on first use */
+    uint32_t best_gap[LANES], best_start[LANES]; /* last scan: per lane */
     /* candidates found while a lane was unsure: the lane's maximum then, the start of the
      * tensor above, the lane */
     uint32_t *rec_e, *rec_a;
@@ -259,23 +253,19 @@ static int worker_insert(worker *w, uint32_t a, uint32_t b, uint32_t f, uint32_t
             return 1;
         }
         /* The lane is long: spread the chunk evenly again, or split it in two. */
-        uint32_t *t = malloc(4 * (size_t)CAP * sizeof *t);
-        if (t == NULL)
+        if (w->scratch == NULL && (w->scratch = malloc(4 * (size_t)CAP * sizeof *w->scratch)) == NULL)
             return 0;
+        uint32_t *t = w->scratch;
         const uint32_t total = chunk_gather(c, t);
         if (total < CAP - CAP / 4) {
             chunk_deal(c, t, 0, total);
-            free(t);
             continue;
         }
         chunk *d = chunks_room(w) ? chunk_new() : NULL;
-        if (d == NULL) {
-            free(t);
+        if (d == NULL)
             return 0;
-        }
         chunk_deal(c, t, 0, total / 2);
         chunk_deal(d, t, total / 2, total - total / 2);
-        free(t);
         memmove(w->chunks + lo + 2, w->chunks + lo + 1, (w->n - lo - 1) * sizeof *w->chunks);
         w->chunks[lo + 1] = d;
         w->n++;
@@ -348,9 +338,9 @@ static int reserve_records(worker *w)
 #endif
 
 #if X86_KERNELS
-/* The same scan with AVX-512 comparisons into mask registers (about 20 % faster than what the
- * compiler makes of the portable version). Compiled for AVX-512 whatever the target, and only
- * called when the processor has it. */
+/* The same scan with AVX-512: 16 lanes a vector, comparisons into mask registers, recorded
+ * candidates stored by compression. Compiled for AVX-512 whatever the target, and only called
+ * when the processor has it. */
 __attribute__((target("avx512f"))) static void scan_avx512(worker *w, const query *q)
 {
     const __m512i S = _mm512_set1_epi32((int)q->size), QF = _mm512_set1_epi32((int)q->first);
@@ -403,15 +393,23 @@ __attribute__((target("avx512f"))) static void scan_avx512(worker *w, const quer
             unsure = _mm512_cmplt_epu32_mask(e, U);
         }
         ch->rec_to = w->rec_n;
-        memcpy(&ch->lane_max, &e, sizeof e);
+        _mm512_storeu_si512(ch->lane_max, e);
     }
-    memcpy(&w->best_gap, &best_gap, sizeof best_gap);
-    memcpy(&w->best_start, &best_start, sizeof best_start);
+    _mm512_storeu_si512(w->best_gap, best_gap);
+    _mm512_storeu_si512(w->best_start, best_start);
 }
 #endif
 
-static void worker_scan(scan *s, worker *w)
+/* A worker's part of a query: the insertion routed to it by the previous one, then its scan. */
+static void worker_turn(scan *s, worker *w)
 {
+    if (w->pending) {
+        w->pending = 0;
+        if (!worker_insert(w, w->pa, w->pb, w->pf, w->pl)) {
+            w->failed = 1;
+            return;
+        }
+    }
 #if X86_KERNELS
     if (s->level == 2) {
         scan_avx512(w, &s->q);
@@ -464,7 +462,7 @@ static void wait_for(scan *s, _Atomic unsigned *counter, unsigned value, int wan
     }
 }
 
-/* Helper threads: wait for a query, make the pending insertion, scan, report. */
+/* Helper threads: wait for a query, take their turn, report. */
 static void *helper_main(void *arg)
 {
     worker *w = arg;
@@ -475,12 +473,7 @@ static void *helper_main(void *arg)
         if (atomic_load(&s->quit))
             return NULL;
         seen = atomic_load(&s->go);
-        if (w->pending) {
-            w->pending = 0;
-            if (!worker_insert(w, w->pa, w->pb, w->pf, w->pl))
-                w->failed = 1;
-        }
-        worker_scan(s, w);
+        worker_turn(s, w);
         atomic_fetch_add(&s->done, 1);
         wake_sleepers(s);
     }
@@ -703,20 +696,15 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
             atomic_store(&s.done, 0);
             atomic_fetch_add(&s.go, 1);
             wake_sleepers(&s);
-            worker_scan(&s, &s.w[0]);
+        }
+        worker_turn(&s, &s.w[0]);
+        if (s.threads > 1)
             wait_for(&s, &s.done, s.threads - 1, 0);
-            for (unsigned t = 0; t < s.threads; t++)
-                if (s.w[t].failed) {
-                    st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
-                    goto out;
-                }
-        } else {
-            worker_scan(&s, &s.w[0]);
-            if (s.w[0].failed) {
+        for (unsigned t = 0; t < s.threads; t++)
+            if (s.w[t].failed) {
                 st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
                 goto out;
             }
-        }
         uint32_t gap, start;
         const uint32_t end = settle(&s, &gap, &start);
         const uint32_t from = start != UINT32_MAX ? start : end;
@@ -734,26 +722,15 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
             st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
             goto out;
         }
-        const unsigned owner = owner_of(&s, offset);
-        if (owner == 0) {
-            if (!worker_insert(&s.w[0], offset, (uint32_t)(offset + size), (uint32_t)first[k],
-                               (uint32_t)last[k])) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
-                goto out;
-            }
-            s.w[0].tensors++;
-            s.w[0].b_max =
-                offset + (uint32_t)size > s.w[0].b_max ? offset + (uint32_t)size : s.w[0].b_max;
-        } else {
-            worker *w = &s.w[owner];
-            w->pending = 1;
-            w->pa = offset;
-            w->pb = (uint32_t)(offset + size);
-            w->pf = (uint32_t)first[k];
-            w->pl = (uint32_t)last[k];
-            w->tensors++; /* inserted by its thread before the next scan */
-            w->b_max = w->pb > w->b_max ? w->pb : w->b_max;
-        }
+        /* inserted by the owner's thread at the start of its next turn */
+        worker *w = &s.w[owner_of(&s, offset)];
+        w->pending = 1;
+        w->pa = offset;
+        w->pb = (uint32_t)(offset + size);
+        w->pf = (uint32_t)first[k];
+        w->pl = (uint32_t)last[k];
+        w->tensors++;
+        w->b_max = w->pb > w->b_max ? w->pb : w->b_max;
     }
     *arena_size = arena;
 
@@ -772,6 +749,7 @@ out:
         free(s.w[t].rec_e);
         free(s.w[t].rec_a);
         free(s.w[t].rec_lane);
+        free(s.w[t].scratch);
     }
     if (st != TP_OK || *declined) {
         for (size_t i = 0; i < count; i++)

@@ -88,28 +88,28 @@ KERNEL_TARGET __attribute__((unused)) static void KERNEL(scan_generic)(worker *w
                 best_gap[p] = (gap & upd) | (best_gap[p] & ~upd);
                 best_start[p] = (e[p] & upd) | (best_start[p] & ~upd);
                 const KV record = ok & unsure;
-                for (unsigned j = 0; KERNEL(any)(record) && j < KERNEL_LANES; j++) {
-                    if (record[j] == 0)
-                        continue;
+                if (KERNEL(any)(record)) {
                     if (!reserve_records(w)) {
                         w->failed = 1;
                         return;
                     }
-                    w->rec_e[w->rec_n] = e[p][j];
-                    w->rec_a[w->rec_n] = a[j];
-                    w->rec_lane[w->rec_n++] = (unsigned char)(p * KERNEL_LANES + j);
+                    for (unsigned j = 0; j < KERNEL_LANES; j++)
+                        if (record[j] != 0) {
+                            w->rec_e[w->rec_n] = e[p][j];
+                            w->rec_a[w->rec_n] = a[j];
+                            w->rec_lane[w->rec_n++] = (unsigned char)(p * KERNEL_LANES + j);
+                        }
                 }
                 e[p] = KERNEL(max)(e[p], b & m);
             }
         }
         ch->rec_to = w->rec_n;
         for (unsigned p = 0; p < PARTS; p++)
-            memcpy((uint32_t *)&ch->lane_max + p * KERNEL_LANES, &e[p], sizeof e[p]);
+            memcpy(ch->lane_max + p * KERNEL_LANES, &e[p], sizeof e[p]);
     }
     for (unsigned p = 0; p < PARTS; p++) {
-        memcpy((uint32_t *)&w->best_gap + p * KERNEL_LANES, &best_gap[p], sizeof best_gap[p]);
-        memcpy((uint32_t *)&w->best_start + p * KERNEL_LANES, &best_start[p],
-               sizeof best_start[p]);
+        memcpy(w->best_gap + p * KERNEL_LANES, &best_gap[p], sizeof best_gap[p]);
+        memcpy(w->best_start + p * KERNEL_LANES, &best_start[p], sizeof best_start[p]);
     }
 }
 
