@@ -286,14 +286,6 @@ static void wide_family(tp_tensor_lifetime *t, size_t n, size_t div, uint64_t se
     }
 }
 
-static const tp_tensor_lifetime *order_base;
-static int by_size_desc(const void *pa, const void *pb)
-{
-    const size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
-    if (order_base[i].size != order_base[j].size)
-        return order_base[i].size > order_base[j].size ? -1 : 1;
-    return (i > j) - (i < j);
-}
 
 static void scan_section(void)
 {
@@ -315,10 +307,10 @@ static void scan_section(void)
             exit(1);
         }
         wide_family(t, n, runs[r].div, 1000 + n);
-        for (size_t i = 0; i < n; i++)
-            order[i] = i;
-        order_base = t;
-        qsort(order, n, sizeof *order, by_size_desc);
+        tp_order_key *keys = malloc(n * sizeof *keys);
+        if (keys == NULL || tp_greedy_order(t, n, TP_ORDER_SIZE, keys, order) != n)
+            exit(1); /* every size is at least 64 */
+        free(keys);
         size_t arena_a = 0, arena_b = 0, arena_c = 0;
         int declined = 0;
         double t0 = now();

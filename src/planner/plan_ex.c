@@ -20,44 +20,33 @@ void tp_plan_options_init(tp_plan_options *options)
     options->strategy = TP_PLAN_GREEDY;
 }
 
-/* The portfolio: deterministic orders, each a sort key list with input order breaking ties. */
-typedef enum order_kind {
-    ORD_SIZE = 0,  /* decreasing size: the seed's order                       */
-    ORD_AREA,      /* decreasing size x lifetime length                       */
-    ORD_LENGTH,    /* decreasing lifetime length, then decreasing size         */
-    ORD_START,     /* increasing first use, then decreasing size               */
-    ORD_END,       /* decreasing last use, then decreasing size                */
-} order_kind;
+/* The portfolio: deterministic orders (tp_greedy_order) with a gap rule each. */
 
 typedef struct portfolio_entry {
-    order_kind order;
+    tp_order_kind order;
     tp_gap_rule rule;
     const char *name;
 } portfolio_entry;
 
 static const portfolio_entry portfolio[] = {
-    { ORD_SIZE, TP_GAP_BEST_FIT, "greedy size best-fit" },
-    { ORD_AREA, TP_GAP_BEST_FIT, "greedy area best-fit" },
-    { ORD_LENGTH, TP_GAP_BEST_FIT, "greedy length best-fit" },
-    { ORD_START, TP_GAP_BEST_FIT, "greedy start best-fit" },
-    { ORD_END, TP_GAP_BEST_FIT, "greedy end best-fit" },
-    { ORD_SIZE, TP_GAP_FIRST_FIT, "greedy size first-fit" },
-    { ORD_AREA, TP_GAP_FIRST_FIT, "greedy area first-fit" },
-    { ORD_LENGTH, TP_GAP_FIRST_FIT, "greedy length first-fit" },
-    { ORD_START, TP_GAP_FIRST_FIT, "greedy start first-fit" },
+    { TP_ORDER_SIZE, TP_GAP_BEST_FIT, "greedy size best-fit" },
+    { TP_ORDER_AREA, TP_GAP_BEST_FIT, "greedy area best-fit" },
+    { TP_ORDER_LENGTH, TP_GAP_BEST_FIT, "greedy length best-fit" },
+    { TP_ORDER_START, TP_GAP_BEST_FIT, "greedy start best-fit" },
+    { TP_ORDER_END, TP_GAP_BEST_FIT, "greedy end best-fit" },
+    { TP_ORDER_SIZE, TP_GAP_FIRST_FIT, "greedy size first-fit" },
+    { TP_ORDER_AREA, TP_GAP_FIRST_FIT, "greedy area first-fit" },
+    { TP_ORDER_LENGTH, TP_GAP_FIRST_FIT, "greedy length first-fit" },
+    { TP_ORDER_START, TP_GAP_FIRST_FIT, "greedy start first-fit" },
 };
 #define PORTFOLIO_SIZE (sizeof portfolio / sizeof portfolio[0])
 
 /* Node budget of one probe of the minimising search (a fraction of a second). */
 #define EXACT_PROBE_NODES 50000ULL
 
-typedef struct order_key {
-    size_t k1, k2, index;
-} order_key;
-
 static int by_keys(const void *pa, const void *pb)
 {
-    const order_key *a = pa, *b = pb;
+    const tp_order_key *a = pa, *b = pb;
     if (a->k1 != b->k1)
         return a->k1 < b->k1 ? -1 : 1;
     if (a->k2 != b->k2)
@@ -70,31 +59,30 @@ static size_t saturating_mul(size_t a, size_t b)
     return (b != 0 && a > SIZE_MAX / b) ? SIZE_MAX : a * b;
 }
 
-/* Fills order[] with the non-zero-size tensors in the given order; returns their number. */
-static size_t make_order(const tp_tensor_lifetime *t, size_t count, order_kind kind,
-                         order_key *keys, size_t *order)
+size_t tp_greedy_order(const tp_tensor_lifetime *t, size_t count, tp_order_kind kind,
+                       tp_order_key *keys, size_t *order)
 {
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         if (t[i].size == 0)
             continue;
         const size_t len = t[i].last_use - t[i].first_use + 1;
-        order_key k = { 0, 0, i };
+        tp_order_key k = { 0, 0, i };
         switch (kind) {
-        case ORD_SIZE: k.k1 = SIZE_MAX - t[i].size; break;
-        case ORD_AREA:
+        case TP_ORDER_SIZE: k.k1 = SIZE_MAX - t[i].size; break;
+        case TP_ORDER_AREA:
             k.k1 = SIZE_MAX - saturating_mul(t[i].size, len);
             k.k2 = SIZE_MAX - t[i].size;
             break;
-        case ORD_LENGTH:
+        case TP_ORDER_LENGTH:
             k.k1 = SIZE_MAX - len;
             k.k2 = SIZE_MAX - t[i].size;
             break;
-        case ORD_START:
+        case TP_ORDER_START:
             k.k1 = t[i].first_use;
             k.k2 = SIZE_MAX - t[i].size;
             break;
-        case ORD_END:
+        case TP_ORDER_END:
             k.k1 = SIZE_MAX - t[i].last_use;
             k.k2 = SIZE_MAX - t[i].size;
             break;
@@ -139,7 +127,7 @@ typedef struct portfolio_run {
 typedef struct portfolio_worker {
     portfolio_run *run;
     const tp_greedy_ticker *ticker; /* the calling thread's: progress during a pass */
-    order_key *keys;
+    tp_order_key *keys;
     size_t *order, *trial, *plan; /* plan: the best plan this worker found */
     size_t arena, entry;          /* its arena and entry (entry == n_entries: none yet) */
 } portfolio_worker;
@@ -165,7 +153,7 @@ static int portfolio_work(portfolio_worker *w, int one)
         if (p >= r->n_entries)
             return took;
         took = 1;
-        const size_t n = make_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
+        const size_t n = tp_greedy_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
         size_t arena = 0;
         /* one thread per pass: the portfolio already runs as many passes as processors */
         const tp_status st =

@@ -46,14 +46,6 @@ static unsigned class_of(uint32_t cap)
     return c;
 }
 
-static int by_size_desc_stable(const void *pa, const void *pb)
-{
-    const size_t *a = pa, *b = pb; /* pairs (size, index) */
-    if (a[0] != b[0])
-        return a[0] > b[0] ? -1 : 1;
-    return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
 static size_t round_up(size_t x, size_t a, int *overflow)
 {
     size_t r = x % a;
@@ -170,24 +162,19 @@ tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
     tp_status st = tp_check_plan_args(tensors, count, offsets, arena_size);
     if (st != TP_OK)
         return st;
-    if (count > SIZE_MAX / (2 * sizeof(size_t)))
+    if (count > SIZE_MAX / sizeof(tp_order_key))
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
-    size_t *keys = malloc((count ? count : 1) * 2 * sizeof *keys);
-    if (keys == NULL)
+    tp_order_key *keys = malloc((count ? count : 1) * sizeof *keys);
+    size_t *order = malloc((count ? count : 1) * sizeof *order);
+    if (keys == NULL || order == NULL) {
+        free(keys);
+        free(order);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
-    size_t n = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (tensors[i].size > 0) {
-            keys[2 * n] = tensors[i].size;
-            keys[2 * n + 1] = i;
-            n++;
-        }
     }
-    qsort(keys, n, 2 * sizeof *keys, by_size_desc_stable);
-    for (size_t k = 0; k < n; k++)
-        keys[k] = keys[2 * k + 1];
-    st = tp_greedy_place(tensors, count, keys, n, 1, TP_GAP_BEST_FIT, NULL, offsets, arena_size);
+    const size_t n = tp_greedy_order(tensors, count, TP_ORDER_SIZE, keys, order);
     free(keys);
+    st = tp_greedy_place(tensors, count, order, n, 1, TP_GAP_BEST_FIT, NULL, offsets, arena_size);
+    free(order);
     return st;
 }
 

@@ -39,6 +39,25 @@ tp_status tp_tree_place(const tp_tensor_lifetime *tensors, size_t count, const s
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
 
+/* The orders a greedy pass can take (the portfolio's), each a list of sort keys with the
+ * input order breaking ties. */
+typedef enum tp_order_kind {
+    TP_ORDER_SIZE = 0, /* decreasing size: the seed's order (tp_plan_offsets)    */
+    TP_ORDER_AREA,     /* decreasing size x lifetime length                     */
+    TP_ORDER_LENGTH,   /* decreasing lifetime length, then decreasing size       */
+    TP_ORDER_START,    /* increasing first use, then decreasing size             */
+    TP_ORDER_END,      /* decreasing last use, then decreasing size              */
+} tp_order_kind;
+
+typedef struct tp_order_key {
+    size_t k1, k2, index;
+} tp_order_key;
+
+/* order[] receives the tensors of non-zero size in the given order; returns their number.
+ * keys is scratch with room for count entries. */
+size_t tp_greedy_order(const tp_tensor_lifetime *t, size_t count, tp_order_kind kind,
+                       tp_order_key *keys, size_t *order);
+
 /* tp_greedy_place on a given number of threads (0: as it chooses). The portfolio, which runs
  * several passes at once, asks for one each. */
 tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t count,
