@@ -74,6 +74,10 @@ int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
 int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
                        unsigned long long hi, unsigned long long *value);
 
+/* tp_cli_parse_count into a size_t. */
+int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,
+                            size_t *value);
+
 /* The exit code for a library failure while reading or planning an input file: a refused
  * input (TP_ERR_INVALID, TP_ERR_OVERFLOW) is TP_EXIT_BAD_INPUT, anything else (I/O, memory)
  * TP_EXIT_ERROR. */

@@ -50,16 +50,6 @@ void tp_help_graph(FILE *out)
         tp_model_builtin_names(), TP_DEFAULT_N_CTX);
 }
 
-/* A decimal count in [lo, hi] as a size_t; prints the error itself (tp_cli_parse_count). */
-static int parse_count(const char *flag, const char *text, size_t lo, size_t hi, size_t *value)
-{
-    unsigned long long v;
-    if (tp_cli_parse_count(flag, text, lo, hi, &v) != 0)
-        return -1;
-    *value = (size_t)v;
-    return 0;
-}
-
 int tp_cmd_graph(int argc, char **argv)
 {
     const char *model = NULL, *json = NULL, *dot = NULL;
@@ -93,25 +83,26 @@ int tp_cmd_graph(int argc, char **argv)
     }
     const size_t max_ctx = (size_t)cfg.max_ctx;
     size_t tokens, n_out, n_ctx = TP_DEFAULT_N_CTX, queued = 0;
-    if (parse_count("--tokens", tokens_s, 1, max_ctx, &tokens) != 0)
+    if (tp_cli_parse_count_size("--tokens", tokens_s, 1, max_ctx, &tokens) != 0)
         return TP_EXIT_USAGE;
     n_out = tokens;
-    if (n_out_s && parse_count("--n-out", n_out_s, 1, tokens, &n_out) != 0)
+    if (n_out_s && tp_cli_parse_count_size("--n-out", n_out_s, 1, tokens, &n_out) != 0)
         return TP_EXIT_USAGE;
-    if (n_ctx_s && parse_count("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
+    if (n_ctx_s && tp_cli_parse_count_size("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
         return TP_EXIT_USAGE;
-    if (queued_s && parse_count("--queued-layers", queued_s, 0, (size_t)cfg.n_layer, &queued) != 0)
+    if (queued_s &&
+        tp_cli_parse_count_size("--queued-layers", queued_s, 0, (size_t)cfg.n_layer, &queued) != 0)
         return TP_EXIT_USAGE;
     /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
     tp_session_options ctx_opts = tp_session_options_default();
     ctx_opts.n_ctx = n_ctx;
     n_ctx = tp_session_context(&cfg, &ctx_opts, tokens);
 
-    tp_graph_params params = {.n_tokens = tokens,
-                              .n_out = n_out,
-                              .n_ctx = n_ctx,
-                              .fuse_ffn = fuse,
-                              .queued_layers = (int)queued};
+    tp_graph_params params = { .n_tokens = tokens,
+                               .n_out = n_out,
+                               .n_ctx = n_ctx,
+                               .fuse_ffn = fuse,
+                               .queued_layers = (int)queued };
     tp_graph *g = NULL;
     if (tp_model_build_graph(&cfg, &params, &g) != TP_OK) {
         tp_cli_error("%s", tp_last_error());

@@ -41,16 +41,6 @@ void tp_help_model(FILE *out)
         tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX);
 }
 
-/* A decimal count in [lo, hi] as a size_t; prints the error itself (tp_cli_parse_count). */
-static int parse_count(const char *flag, const char *text, size_t lo, size_t hi, size_t *value)
-{
-    unsigned long long v;
-    if (tp_cli_parse_count(flag, text, lo, hi, &v) != 0)
-        return -1;
-    *value = (size_t)v;
-    return 0;
-}
-
 /* Parameters of the f32 weights of a Qwen2 config (the tensors model.h names). */
 static size_t weight_params(const tp_model_config *c)
 {
@@ -135,9 +125,9 @@ int tp_cmd_model(int argc, char **argv)
     size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
     if (prompt > max_ctx)
         prompt = max_ctx;
-    if (prompt_s && parse_count("--prompt", prompt_s, 1, max_ctx, &prompt) != 0)
+    if (prompt_s && tp_cli_parse_count_size("--prompt", prompt_s, 1, max_ctx, &prompt) != 0)
         return TP_EXIT_USAGE;
-    if (n_ctx_s && parse_count("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
+    if (n_ctx_s && tp_cli_parse_count_size("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
         return TP_EXIT_USAGE;
     /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
     tp_session_options ctx_opts = tp_session_options_default();
