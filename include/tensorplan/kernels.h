@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tensorplan/planner.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {

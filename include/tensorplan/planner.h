@@ -10,23 +10,12 @@
 
 #include <stddef.h>
 
+#include "tensorplan/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum tp_status {
-    TP_OK = 0,
-    TP_ERR_INVALID,   /* a precondition was violated; the input is refused          */
-    TP_ERR_NOMEM,     /* an allocation failed                                       */
-    TP_ERR_OVERFLOW,  /* a size, offset or count would not fit in size_t            */
-    /* more may be added after these; keep these four values stable */
-    TP_ERR_IO,        /* a file could not be read or written                        */
-    TP_ERR_NOT_FOUND, /* a named object does not exist                              */
-    TP_ERR_INFEASIBLE /* no solution exists within the given limits                 */
-} tp_status;
-
-const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */
-const char *tp_last_error(void);                /* message of this thread's last failure */
 
 typedef struct tp_tensor_lifetime {
     size_t size;        /* bytes */

@@ -2,7 +2,7 @@
 #ifndef TP_COMMON_ERROR_H
 #define TP_COMMON_ERROR_H
 
-#include "tensorplan/planner.h"
+#include "tensorplan/status.h"
 
 #if defined(__GNUC__)
 #define TP_PRINTF(a, b) __attribute__((format(printf, a, b)))
