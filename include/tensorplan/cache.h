@@ -21,6 +21,18 @@ extern "C" {
 
 #define TP_GRAPH_CACHE_MAX 8
 
+/* The parameters a graph is built for: the graph cache's reuse identity. n_past is
+ * deliberately absent: positions are data, not structure. */
+typedef struct tp_graph_params {
+    size_t n_tokens;
+    size_t n_out;               /* rows of logits wanted (n_out < n_tokens: tail rows)   */
+    size_t n_ctx;
+    int fuse_ffn;               /* SwiGLU fusion on                                      */
+    int fuse_qkv;               /* QKV fusion toggle (part of the identity)              */
+    int queued_layers;          /* layers [0, k) on the queued backend                   */
+    uint64_t weights_version;
+} tp_graph_params;
+
 /* 1 when the two params are the same reuse identity (every field equal). */
 int tp_graph_params_equal(const tp_graph_params *a, const tp_graph_params *b);
 

@@ -83,18 +83,6 @@ typedef struct tp_graph {
                                    preserved on output; owned by the graph; NULL when none */
 } tp_graph;
 
-/* The parameters a graph is built for: the graph cache's reuse identity. n_past is
- * deliberately absent: positions are data, not structure. */
-typedef struct tp_graph_params {
-    size_t n_tokens;
-    size_t n_out;               /* rows of logits wanted (n_out < n_tokens: tail rows)   */
-    size_t n_ctx;
-    int fuse_ffn;               /* SwiGLU fusion on                                      */
-    int fuse_qkv;               /* QKV fusion toggle (part of the identity)              */
-    int queued_layers;          /* layers [0, k) on the queued backend                   */
-    uint64_t weights_version;
-} tp_graph_params;
-
 const char *tp_op_name(tp_op op);
 tp_status tp_op_from_name(const char *name, tp_op *op);
 const char *tp_dtype_name(tp_dtype dtype);

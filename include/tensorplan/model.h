@@ -2,7 +2,11 @@
 #ifndef TENSORPLAN_MODEL_H
 #define TENSORPLAN_MODEL_H
 
+#include <stdint.h>
+
+#include "tensorplan/cache.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/weights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +42,12 @@ const char *tp_model_builtin_names(void);
  * fuses SwiGLU. The caller destroys *out. */
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
                                tp_graph **out);
+
+/* Creates every tensor a Qwen2 config needs, filled deterministically from seed: matrices
+ * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
+ * A tensor's values depend only on (seed, its name), not on creation order. */
+tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
+                                 tp_weights **out);
 
 #ifdef __cplusplus
 }

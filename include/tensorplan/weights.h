@@ -2,14 +2,16 @@
  *
  * Shapes follow the kernels: a matrix used by mul_mat is [rows = out][cols = in] row-major,
  * the embedding is [vocab][n_embd], a norm weight or a bias is one row. Names are GGUF's
- * (see model.h). */
+ * (see model.h). The registry sits in the backend layer, which reads it; filling one from a
+ * model config (tp_weights_init_random) belongs to the model layer (model.h). */
 #ifndef TENSORPLAN_WEIGHTS_H
 #define TENSORPLAN_WEIGHTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tensorplan/model.h"
+#include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,12 +40,6 @@ size_t tp_weights_bytes(const tp_weights *weights);
 
 /* Bumped by every add: a graph cache keyed on it rebuilds after the weights change. */
 uint64_t tp_weights_version(const tp_weights *weights);
-
-/* Creates every tensor a Qwen2 config needs, filled deterministically from seed: matrices
- * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
- * A tensor's values depend only on (seed, its name), not on creation order. */
-tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
-                                 tp_weights **out);
 
 #ifdef __cplusplus
 }
