@@ -360,7 +360,7 @@ static void test_kv_survives_rebuild_and_reuse_allocates_nothing(void **state)
     }
 }
 
-static void test_fusion_toggle_env_rebuilds_with_same_kv(void **state)
+static void test_fusion_toggle_rebuilds_with_same_kv(void **state)
 {
     fx *f = *state;
     size_t vocab = (size_t)f->c.vocab;
@@ -375,10 +375,11 @@ static void test_fusion_toggle_env_rebuilds_with_same_kv(void **state)
     int32_t tok = tp_argmax(logits, vocab);
     assert_int_equal(tp_session_forward(s, &tok, 1, 1, logits), TP_OK);
     size_t builds = tp_session_get_stats(s).builds;
-    setenv("TENSORPLAN_NO_FUSE_FFN", "1", 1);
+    tp_session_options unfused = o;
+    unfused.fuse_ffn = 0;
+    assert_int_equal(tp_session_set_options(s, &unfused), TP_OK);
     tok = tp_argmax(logits, vocab);
     tp_status st = tp_session_forward(s, &tok, 1, 1, logits);
-    unsetenv("TENSORPLAN_NO_FUSE_FFN");
     assert_int_equal(st, TP_OK);
     assert_int_equal(tp_session_get_stats(s).builds, builds + 1);
     /* the unfused graph has a live silu; the fused one left it dead */
@@ -393,10 +394,11 @@ static void test_fusion_toggle_env_rebuilds_with_same_kv(void **state)
     assert_memory_equal(logits, ref.logits + 2 * vocab, vocab * sizeof(float));
     /* the QKV toggle has no fused op behind it yet, but it is part of the graph identity:
      * flipping it rebuilds, the KV regions carry over, the logits do not move */
-    setenv("TENSORPLAN_NO_FUSE_QKV", "1", 1);
+    unfused.fuse_ffn = o.fuse_ffn;
+    unfused.fuse_qkv = 0;
+    assert_int_equal(tp_session_set_options(s, &unfused), TP_OK);
     tok = tp_argmax(logits, vocab);
     st = tp_session_forward(s, &tok, 1, 1, logits);
-    unsetenv("TENSORPLAN_NO_FUSE_QKV");
     assert_int_equal(st, TP_OK);
     assert_int_equal(tp_session_get_stats(s).builds, builds + 2);
     assert_memory_equal(logits, ref.logits + 3 * vocab, vocab * sizeof(float));
@@ -736,6 +738,44 @@ static void test_run_env_trace_and_dump(void **state)
     free_run(&r);
 }
 
+/* The library reads no environment variable: the command line maps
+ * TENSORPLAN_NO_FUSE_FFN=1 onto the session's options, so the graph it builds keeps the
+ * unfused mul(silu(gate), up) of every layer instead of one swiglu per layer. */
+static size_t count_op_in_json(const char *path, const char *op)
+{
+    size_t len, n = 0;
+    char *text = slurp(path, &len);
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    const cJSON *node = NULL;
+    cJSON_ArrayForEach(node, cJSON_GetObjectItem(root, "nodes"))
+    {
+        const cJSON *o = cJSON_GetObjectItem(node, "op");
+        n += cJSON_IsString(o) && strcmp(o->valuestring, op) == 0;
+    }
+    cJSON_Delete(root);
+    free(text);
+    return n;
+}
+
+static void test_run_env_no_fuse_ffn(void **state)
+{
+    fx *f = *state;
+    char dir[] = "/tmp/tp_run_fuse_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char args[600], json[400];
+    static char out[4096];
+    snprintf(json, sizeof json, "%s/g.json", dir);
+    snprintf(args, sizeof args, "run tiny --prompt-len 5 --dump-graph-json %s", json);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_int_equal(count_op_in_json(json, "swiglu"), (size_t)f->c.n_layer);
+    assert_int_equal(run_cli_env("TENSORPLAN_NO_FUSE_FFN=1", args, out, sizeof out), 0);
+    assert_int_equal(count_op_in_json(json, "swiglu"), 0);
+    assert_int_equal(count_op_in_json(json, "silu"), (size_t)f->c.n_layer);
+    unlink(json);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -746,11 +786,12 @@ int main(void)
         cmocka_unit_test(test_kahn_liveness_gives_wrong_logits),
         cmocka_unit_test(test_host_copy_without_sync_reads_stale_data),
         cmocka_unit_test(test_kv_survives_rebuild_and_reuse_allocates_nothing),
-        cmocka_unit_test(test_fusion_toggle_env_rebuilds_with_same_kv),
+        cmocka_unit_test(test_fusion_toggle_rebuilds_with_same_kv),
         cmocka_unit_test(test_n_ctx_rules_and_refusal),
         cmocka_unit_test(test_trace_and_dump_files),
         cmocka_unit_test(test_run_command),
         cmocka_unit_test(test_run_env_trace_and_dump),
+        cmocka_unit_test(test_run_env_no_fuse_ffn),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

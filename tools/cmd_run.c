@@ -155,158 +155,153 @@ static int dump_graph(const tp_model_config *c, const tp_session_options *o, siz
     return rc;
 }
 
-int tp_cmd_run(int argc, char **argv)
+/* What the command line gives a run: flag values, then the parsed numbers and options. */
+typedef struct run_args {
+    const char *model, *tokens_s, *len_s, *max_new_s, *seed_s, *n_ctx_s, *queued_s;
+    const char *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s, *dot_s, *json_s;
+    tp_model_config cfg;
+    unsigned long long prompt_len, max_new, seed;
+    tp_session_options o;
+} run_args;
+
+static int env_is_one(const char *name)
 {
-    const char *model = NULL, *tokens_s = NULL, *len_s = NULL, *max_new_s = NULL;
-    const char *seed_s = NULL, *n_ctx_s = NULL, *queued_s = NULL, *strategy_s = NULL;
-    const char *aliasing_s = NULL, *threads_s = NULL, *trace_s = NULL, *dump_s = NULL;
-    const char *dot_s = NULL, *json_s = NULL;
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
+/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 and
+ * TENSORPLAN_NO_FUSE_QKV=1 turn the session's fusion toggles off; TENSORPLAN_TRACE and
+ * TENSORPLAN_GRAPH_DUMP stand for --trace and --dump-dir when those are absent. */
+static void apply_environment(run_args *a)
+{
+    if (env_is_one("TENSORPLAN_NO_FUSE_FFN"))
+        a->o.fuse_ffn = 0;
+    if (env_is_one("TENSORPLAN_NO_FUSE_QKV"))
+        a->o.fuse_qkv = 0;
+    if (!a->trace_s)
+        a->trace_s = getenv("TENSORPLAN_TRACE");
+    if (!a->dump_s)
+        a->dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
+    if (a->trace_s && !*a->trace_s)
+        a->trace_s = NULL;
+    if (a->dump_s && !*a->dump_s)
+        a->dump_s = NULL;
+}
+
+/* Flags into *a. Returns -1 on a usage error (message printed), 1 after --help, else 0. */
+static int parse_flags(int argc, char **argv, run_args *a)
+{
     const tp_cli_flag flags[] = {
-        { "--prompt-tokens", &tokens_s }, { "--prompt-len", &len_s },
-        { "--max-new", &max_new_s },      { "--seed", &seed_s },
-        { "--n-ctx", &n_ctx_s },          { "--queued-layers", &queued_s },
-        { "--strategy", &strategy_s },    { "--aliasing", &aliasing_s },
-        { "--threads", &threads_s },      { "--trace", &trace_s },
-        { "--dump-dir", &dump_s },        { "--dump-graph", &dot_s },
-        { "--dump-graph-json", &json_s },
+        { "--prompt-tokens", &a->tokens_s }, { "--prompt-len", &a->len_s },
+        { "--max-new", &a->max_new_s },      { "--seed", &a->seed_s },
+        { "--n-ctx", &a->n_ctx_s },          { "--queued-layers", &a->queued_s },
+        { "--strategy", &a->strategy_s },    { "--aliasing", &a->aliasing_s },
+        { "--threads", &a->threads_s },      { "--trace", &a->trace_s },
+        { "--dump-dir", &a->dump_s },        { "--dump-graph", &a->dot_s },
+        { "--dump-graph-json", &a->json_s },
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             tp_help_run(stdout);
-            return TP_EXIT_OK;
+            return 1;
         }
         const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
         if (taken < 0)
-            return TP_EXIT_USAGE;
+            return -1;
         if (taken)
             continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
-            return TP_EXIT_USAGE;
+        if (tp_cli_take_positional(argv[0], argv[i], &a->model, "MODEL") != 0)
+            return -1;
     }
-    tp_model_config cfg;
-    if (tp_cli_builtin_model(model, &cfg) != 0)
-        return TP_EXIT_USAGE;
-    if (tokens_s && len_s) {
+    return 0;
+}
+
+/* The numbers and names of the flags into a->cfg, a->o and the counts. 0 or -1. */
+static int parse_values(run_args *a)
+{
+    if (tp_cli_builtin_model(a->model, &a->cfg) != 0)
+        return -1;
+    if (a->tokens_s && a->len_s) {
         tp_cli_error("--prompt-tokens and --prompt-len exclude each other");
-        return TP_EXIT_USAGE;
+        return -1;
     }
-    unsigned long long prompt_len = RUN_DEFAULT_PROMPT, max_new = RUN_DEFAULT_MAX_NEW, seed = 1;
     unsigned long long n_ctx = 0, queued = 0, threads = 0;
-    const unsigned long long max_ctx = (unsigned long long)cfg.max_ctx;
-    tp_session_options o = tp_session_options_default();
-    if ((len_s && tp_cli_parse_count("--prompt-len", len_s, 1, max_ctx, &prompt_len)) ||
-        (max_new_s && tp_cli_parse_count("--max-new", max_new_s, 0, max_ctx, &max_new)) ||
-        (seed_s && tp_cli_parse_count("--seed", seed_s, 0, ULLONG_MAX, &seed)) ||
-        (n_ctx_s && tp_cli_parse_count("--n-ctx", n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
-        (queued_s && tp_cli_parse_count("--queued-layers", queued_s, 0,
-                                        (unsigned long long)cfg.n_layer, &queued)) ||
-        (threads_s && tp_cli_parse_count("--threads", threads_s, 1, 64, &threads)))
-        return TP_EXIT_USAGE;
-    if (strategy_s && tp_alloc_strategy_from_name(strategy_s, &o.alloc.strategy) != TP_OK) {
+    const unsigned long long max_ctx = (unsigned long long)a->cfg.max_ctx;
+    a->prompt_len = RUN_DEFAULT_PROMPT;
+    a->max_new = RUN_DEFAULT_MAX_NEW;
+    a->seed = 1;
+    a->o = tp_session_options_default();
+    if ((a->len_s && tp_cli_parse_count("--prompt-len", a->len_s, 1, max_ctx, &a->prompt_len)) ||
+        (a->max_new_s &&
+         tp_cli_parse_count("--max-new", a->max_new_s, 0, max_ctx, &a->max_new)) ||
+        (a->seed_s && tp_cli_parse_count("--seed", a->seed_s, 0, ULLONG_MAX, &a->seed)) ||
+        (a->n_ctx_s && tp_cli_parse_count("--n-ctx", a->n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
+        (a->queued_s && tp_cli_parse_count("--queued-layers", a->queued_s, 0,
+                                           (unsigned long long)a->cfg.n_layer, &queued)) ||
+        (a->threads_s && tp_cli_parse_count("--threads", a->threads_s, 1, 64, &threads)))
+        return -1;
+    if (a->strategy_s &&
+        tp_alloc_strategy_from_name(a->strategy_s, &a->o.alloc.strategy) != TP_OK) {
         tp_cli_error("--strategy: %s", tp_last_error());
-        return TP_EXIT_USAGE;
+        return -1;
     }
-    if (aliasing_s && tp_alias_policy_from_name(aliasing_s, &o.alloc.aliasing) != TP_OK) {
+    if (a->aliasing_s &&
+        tp_alias_policy_from_name(a->aliasing_s, &a->o.alloc.aliasing) != TP_OK) {
         tp_cli_error("--aliasing: %s", tp_last_error());
-        return TP_EXIT_USAGE;
+        return -1;
     }
-    o.n_ctx = (size_t)n_ctx;
-    o.queued_layers = (int)queued;
+    a->o.n_ctx = (size_t)n_ctx;
+    a->o.queued_layers = (int)queued;
     if (threads)
         tp_kernels_set_threads((int)threads);
+    return 0;
+}
 
-    int32_t *prompt = NULL;
-    size_t n_prompt = 0;
-    if (tokens_s) {
-        if (parse_tokens(tokens_s, cfg.vocab, &prompt, &n_prompt) != 0)
+/* The prompt: the listed ids, or prompt_len ids from the seed. Returns a TP_EXIT_ code. */
+static int make_prompt(const run_args *a, int32_t **prompt, size_t *n_prompt)
+{
+    if (a->tokens_s) {
+        if (parse_tokens(a->tokens_s, a->cfg.vocab, prompt, n_prompt) != 0)
             return TP_EXIT_USAGE;
-        if (n_prompt > (size_t)cfg.max_ctx) {
-            tp_cli_error("%zu prompt tokens exceed the model's context (%d)", n_prompt,
-                         cfg.max_ctx);
-            free(prompt);
+        if (*n_prompt > (size_t)a->cfg.max_ctx) {
+            tp_cli_error("%zu prompt tokens exceed the model's context (%d)", *n_prompt,
+                         a->cfg.max_ctx);
+            free(*prompt);
+            *prompt = NULL;
             return TP_EXIT_USAGE;
         }
-    } else {
-        n_prompt = (size_t)prompt_len;
-        prompt = malloc(n_prompt * sizeof *prompt);
-        if (!prompt) {
-            tp_cli_error("out of memory");
-            return TP_EXIT_ERROR;
-        }
-        uint64_t st = (uint64_t)seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-        for (size_t i = 0; i < n_prompt; i++) {
-            st = st * 6364136223846793005ull + 1442695040888963407ull;
-            prompt[i] = (int32_t)((st >> 33) % (uint64_t)cfg.vocab);
-        }
+        return TP_EXIT_OK;
     }
-    /* every position the generation writes must fit the context the session will fix;
-     * refused here, before minutes of weight creation and prefill, not at the last step */
-    size_t ctx = tp_session_context(&cfg, &o, n_prompt);
-    size_t need = n_prompt + (max_new ? (size_t)max_new - 1 : 0);
-    if (!(dot_s || json_s) && need > ctx) {
-        tp_cli_error("%zu prompt tokens and --max-new %llu need a KV context of %zu, but "
-                     "n_ctx is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
-                     n_prompt, max_new, need, ctx, cfg.max_ctx);
-        free(prompt);
-        return TP_EXIT_USAGE;
-    }
-    if (dot_s || json_s) {
-        int rc = dump_graph(&cfg, &o, n_prompt, dot_s, json_s);
-        free(prompt);
-        return rc;
-    }
-    if (!trace_s)
-        trace_s = getenv("TENSORPLAN_TRACE");
-    if (!dump_s)
-        dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
-    if (trace_s && !*trace_s)
-        trace_s = NULL;
-    if (dump_s && !*dump_s)
-        dump_s = NULL;
-
-    int rc = TP_EXIT_ERROR;
-    tp_weights *w = NULL;
-    tp_session *s = NULL;
-    tp_trace *trace = NULL;
-    int32_t *out = calloc(max_new ? (size_t)max_new : 1, sizeof *out);
-    if (!out) {
+    *n_prompt = (size_t)a->prompt_len;
+    *prompt = malloc(*n_prompt * sizeof **prompt);
+    if (!*prompt) {
         tp_cli_error("out of memory");
-        goto done;
+        return TP_EXIT_ERROR;
     }
-    /* output paths are checked before the run, not after it */
-    if (trace_s && tp_trace_open(trace_s, &trace) != TP_OK)
-        goto fail;
-    if (dump_s && mkdir(dump_s, 0777) != 0 && errno != EEXIST) {
-        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", dump_s,
-                     strerror(errno));
-        goto done;
+    uint64_t st = (uint64_t)a->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    for (size_t i = 0; i < *n_prompt; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        (*prompt)[i] = (int32_t)((st >> 33) % (uint64_t)a->cfg.vocab);
     }
-    double t0 = tp_cli_now();
-    if (tp_weights_init_random(&cfg, seed, &w) != TP_OK)
-        goto fail;
-    double t_weights = tp_cli_now() - t0;
-    o.exec.trace = trace;
-    if (tp_session_create(&cfg, w, &o, &s) != TP_OK)
-        goto fail;
-    if (tp_session_generate(s, prompt, n_prompt, (size_t)max_new, out, NULL) != TP_OK)
-        goto fail;
-    if (dump_s && tp_session_dump(s, dump_s) != TP_OK)
-        goto fail;
-    if (trace && tp_trace_close(trace) != TP_OK) {
-        trace = NULL;
-        goto fail;
-    }
-    trace = NULL;
+    return TP_EXIT_OK;
+}
 
+/* The speed lines and the memory summary, in the terms of 'tensorplan model'. */
+static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
+                         const int32_t *prompt, size_t n_prompt, const int32_t *out,
+                         double t_weights)
+{
+    const tp_model_config *cfg = &a->cfg;
     tp_session_stats st = tp_session_get_stats(s);
     printf("model %s: random f32 weights (seed %llu, %.2f s to create), %d kernel threads\n",
-           cfg.name, (unsigned long long)seed, t_weights, tp_kernels_threads());
+           cfg->name, (unsigned long long)a->seed, t_weights, tp_kernels_threads());
     printf("prompt (%zu tokens):", n_prompt);
     for (size_t i = 0; i < n_prompt && i < 32; i++)
         printf(" %ld", (long)prompt[i]);
     printf("%s\n", n_prompt > 32 ? " ..." : "");
-    printf("generated (%llu tokens):", (unsigned long long)max_new);
-    for (size_t i = 0; i < (size_t)max_new; i++)
+    printf("generated (%llu tokens):", (unsigned long long)a->max_new);
+    for (size_t i = 0; i < (size_t)a->max_new; i++)
         printf(" %ld", (long)out[i]);
     printf("\n");
     printf("prefill: %zu tokens in %.3f s (%.2f tokens/s)\n", st.prefill_tokens,
@@ -319,11 +314,10 @@ int tp_cmd_run(int argc, char **argv)
            "step: %zu\n",
            st.build_seconds * 1e3, st.plan_seconds * 1e3, st.exec_seconds * 1e3, st.builds,
            st.reuses, st.last_pool_allocations);
-    printf("queued layers: %d of %d\n", o.queued_layers, cfg.n_layer);
+    printf("queued layers: %d of %d\n", a->o.queued_layers, cfg->n_layer);
 
-    /* the memory summary, in the terms of 'tensorplan model' */
     size_t wb = tp_weights_bytes(w), n_ctx_used = tp_session_n_ctx(s);
-    size_t kv_elems = (size_t)(cfg.n_head_kv * cfg.head_dim) * n_ctx_used, kv_bytes = 0;
+    size_t kv_elems = (size_t)(cfg->n_head_kv * cfg->head_dim) * n_ctx_used, kv_bytes = 0;
     tp_allocator *alloc = tp_session_allocator(s);
     for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
         kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
@@ -331,20 +325,59 @@ int tp_cmd_run(int argc, char **argv)
     printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", wb / sizeof(float), wb,
            mb(wb));
     printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes (%.1f MB)\n",
-           n_ctx_used, cfg.n_layer, kv_elems, kv_bytes, mb(kv_bytes));
+           n_ctx_used, cfg->n_layer, kv_elems, kv_bytes, mb(kv_bytes));
     char title[128];
     if (st.prefill_tokens) {
         snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one", n_prompt);
-        plan_row(title, &st.prefill_plan, &o.alloc);
+        plan_row(title, &st.prefill_plan, &a->o.alloc);
     }
     if (st.decode_tokens)
         /* a one-token prompt's graph is the decode graph: it was planned as the prefill */
         plan_row("decode: 1 token", st.decode_plan.nodes ? &st.decode_plan : &st.prefill_plan,
-                 &o.alloc);
-    if (dump_s)
-        printf("\ndump: logits and KV regions written to %s\n", dump_s);
-    if (trace_s)
-        printf("trace: written to %s\n", trace_s);
+                 &a->o.alloc);
+    if (a->dump_s)
+        printf("\ndump: logits and KV regions written to %s\n", a->dump_s);
+    if (a->trace_s)
+        printf("trace: written to %s\n", a->trace_s);
+}
+
+/* Weights, session, generation, dumps and the report. Returns a TP_EXIT_ code. */
+static int generate(run_args *a, const int32_t *prompt, size_t n_prompt)
+{
+    int rc = TP_EXIT_ERROR;
+    tp_weights *w = NULL;
+    tp_session *s = NULL;
+    tp_trace *trace = NULL;
+    int32_t *out = calloc(a->max_new ? (size_t)a->max_new : 1, sizeof *out);
+    if (!out) {
+        tp_cli_error("out of memory");
+        goto done;
+    }
+    /* output paths are checked before the run, not after it */
+    if (a->trace_s && tp_trace_open(a->trace_s, &trace) != TP_OK)
+        goto fail;
+    if (a->dump_s && mkdir(a->dump_s, 0777) != 0 && errno != EEXIST) {
+        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", a->dump_s,
+                     strerror(errno));
+        goto done;
+    }
+    double t0 = tp_cli_now();
+    if (tp_weights_init_random(&a->cfg, a->seed, &w) != TP_OK)
+        goto fail;
+    double t_weights = tp_cli_now() - t0;
+    a->o.exec.trace = trace;
+    if (tp_session_create(&a->cfg, w, &a->o, &s) != TP_OK)
+        goto fail;
+    if (tp_session_generate(s, prompt, n_prompt, (size_t)a->max_new, out, NULL) != TP_OK)
+        goto fail;
+    if (a->dump_s && tp_session_dump(s, a->dump_s) != TP_OK)
+        goto fail;
+    if (trace && tp_trace_close(trace) != TP_OK) {
+        trace = NULL;
+        goto fail;
+    }
+    trace = NULL;
+    print_report(a, s, w, prompt, n_prompt, out, t_weights);
     rc = TP_EXIT_OK;
     goto done;
 fail:
@@ -356,6 +389,38 @@ done:
     tp_session_destroy(s);
     tp_weights_destroy(w);
     free(out);
+    return rc;
+}
+
+int tp_cmd_run(int argc, char **argv)
+{
+    run_args a;
+    memset(&a, 0, sizeof a);
+    int parsed = parse_flags(argc, argv, &a);
+    if (parsed != 0)
+        return parsed > 0 ? TP_EXIT_OK : TP_EXIT_USAGE;
+    if (parse_values(&a) != 0)
+        return TP_EXIT_USAGE;
+    apply_environment(&a);
+    int32_t *prompt = NULL;
+    size_t n_prompt = 0;
+    int rc = make_prompt(&a, &prompt, &n_prompt);
+    if (rc != TP_EXIT_OK)
+        return rc;
+    /* every position the generation writes must fit the context the session will fix;
+     * refused here, before minutes of weight creation and prefill, not at the last step */
+    size_t ctx = tp_session_context(&a.cfg, &a.o, n_prompt);
+    size_t need = n_prompt + (a.max_new ? (size_t)a.max_new - 1 : 0);
+    if (!(a.dot_s || a.json_s) && need > ctx) {
+        tp_cli_error("%zu prompt tokens and --max-new %llu need a KV context of %zu, but "
+                     "n_ctx is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
+                     n_prompt, a.max_new, need, ctx, a.cfg.max_ctx);
+        rc = TP_EXIT_USAGE;
+    } else if (a.dot_s || a.json_s) {
+        rc = dump_graph(&a.cfg, &a.o, n_prompt, a.dot_s, a.json_s);
+    } else {
+        rc = generate(&a, prompt, n_prompt);
+    }
     free(prompt);
     return rc;
 }

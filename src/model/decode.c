@@ -85,12 +85,6 @@ void tp_session_destroy(tp_session *s)
     free(s);
 }
 
-static int env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, "1") == 0;
-}
-
 size_t tp_session_context(const tp_model_config *config, const tp_session_options *options,
                           size_t n_first)
 {
@@ -111,8 +105,8 @@ tp_graph_params tp_session_graph_params(const tp_session_options *options, size_
     p.n_tokens = n;
     p.n_out = n_out;
     p.n_ctx = n_ctx;
-    p.fuse_ffn = o->fuse_ffn && !env_on("TENSORPLAN_NO_FUSE_FFN");
-    p.fuse_qkv = o->fuse_qkv && !env_on("TENSORPLAN_NO_FUSE_QKV");
+    p.fuse_ffn = o->fuse_ffn;
+    p.fuse_qkv = o->fuse_qkv;
     p.queued_layers = o->queued_layers;
     return p;
 }
