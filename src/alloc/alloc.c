@@ -12,6 +12,7 @@
 
 #include "alloc/alloc_internal.h"
 #include "common/error.h"
+#include "common/grow.h"
 #include "tensorplan/planner.h"
 
 /* A buffer the plan holds (not persistent): a pool buffer (pool strategy) or a logical
@@ -63,21 +64,6 @@ struct tp_allocator {
 };
 
 /* --- small helpers ------------------------------------------------------------------- */
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 1;
-    size_t c = *cap ? *cap : 8;
-    while (c < need)
-        c *= 2;
-    void *p = realloc(*arr, c * elem);
-    if (!p)
-        return 0;
-    *arr = p;
-    *cap = c;
-    return 1;
-}
 
 size_t tp_size_class(size_t e)
 {
@@ -333,17 +319,18 @@ static tp_status persistent_new(tp_allocator *a, const char *name, int backend, 
     if (!kv) {
         if (tp_alloc_find_persistent(a, name))
             return tp_fail(TP_ERR_INVALID, "persistent region '%s' exists already", name);
-        if (!grow((void **)&a->named, &a->cap_named, a->n_named + 1, sizeof *a->named))
-            return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+        tp_status gst = TP_GROW(&a->named, &a->cap_named, a->n_named + 1);
+        if (gst != TP_OK)
+            return gst;
     }
     tp_backend *b = tp_alloc_backend(a, backend);
     if (!b)
         return tp_fail(TP_ERR_INVALID, "persistent region '%s': no backend %d", name, backend);
     if (elems == 0)
         return tp_fail(TP_ERR_INVALID, "persistent region '%s': zero elements", name);
-    if (!grow((void **)&a->persistent, &a->cap_persistent, a->n_persistent + 1,
-              sizeof *a->persistent))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&a->persistent, &a->cap_persistent, a->n_persistent + 1);
+    if (gst != TP_OK)
+        return gst;
     size_t id;
     /* Fresh, never from the free list: a cached plan that is not current may still name
      * a free buffer, and re-mapping it must find that buffer unused. */
@@ -415,8 +402,9 @@ tp_status tp_alloc_ensure_kv(tp_allocator *a, int layer, int backend, size_t ele
             *v = region_ref(rv);
         return TP_OK;
     }
-    if (!grow((void **)&a->kv, &a->cap_kv, a->n_kv + 1, sizeof *a->kv))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&a->kv, &a->cap_kv, a->n_kv + 1);
+    if (gst != TP_OK)
+        return gst;
     char kname[TP_NAME_MAX], vname[TP_NAME_MAX];
     size_t ik, iv;
     snprintf(kname, sizeof kname, "kv.%d.k", layer);
@@ -510,16 +498,11 @@ static void idmap_free(idmap *m)
 static size_t *idmap_slot(idmap *m, int backend, size_t id)
 {
     if (id >= m->cap[backend]) {
-        size_t cap = m->cap[backend] ? m->cap[backend] : 16;
-        while (cap <= id)
-            cap *= 2;
-        size_t *v = realloc(m->v[backend], cap * sizeof *v);
-        if (!v)
+        size_t old = m->cap[backend];
+        if (id == SIZE_MAX || TP_GROW(&m->v[backend], &m->cap[backend], id + 1) != TP_OK)
             return NULL;
-        for (size_t k = m->cap[backend]; k < cap; k++)
-            v[k] = SIZE_MAX;
-        m->v[backend] = v;
-        m->cap[backend] = cap;
+        for (size_t k = old; k < m->cap[backend]; k++)
+            m->v[backend][k] = SIZE_MAX;
     }
     return &m->v[backend][id];
 }
@@ -579,8 +562,9 @@ static tp_status plan_hold(walk *w, int backend, size_t id)
         return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
     if (*slot != SIZE_MAX)
         return TP_OK;
-    if (!grow((void **)&p->held, &p->cap_held, p->n_held + 1, sizeof *p->held))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&p->held, &p->cap_held, p->n_held + 1);
+    if (gst != TP_OK)
+        return gst;
     tp_bufref r = {backend, id, 0, 0};
     *slot = p->n_held;
     p->held[p->n_held++] = r;
@@ -590,8 +574,9 @@ static tp_status plan_hold(walk *w, int backend, size_t id)
 /* Files hb[k] in the liveness table under its current deadline. */
 static tp_status track(walk *w, size_t k)
 {
-    if (!grow((void **)&w->entries, &w->cap_entries, w->n_entries + 1, sizeof *w->entries))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&w->entries, &w->cap_entries, w->n_entries + 1);
+    if (gst != TP_OK)
+        return gst;
     size_t d = w->hb[k].deadline;
     w->entries[w->n_entries].hb = k;
     w->entries[w->n_entries].next = w->bucket[d];
@@ -605,8 +590,9 @@ static tp_status acquire(walk *w, size_t id, size_t t)
     const tp_node *node = &w->g->nodes[id];
     int be = node_backend(node);
     size_t elems = tp_node_elements(node);
-    if (!grow((void **)&w->hb, &w->cap_hb, w->n_hb + 1, sizeof *w->hb))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&w->hb, &w->cap_hb, w->n_hb + 1);
+    if (gst != TP_OK)
+        return gst;
     held_buf h;
     memset(&h, 0, sizeof h);
     h.backend = be;
@@ -1282,8 +1268,9 @@ tp_status tp_alloc_staging(tp_allocator *a, size_t node, int dst_backend, tp_buf
             return TP_OK;
         }
     }
-    if (!grow((void **)&p->staging, &p->cap_staging, p->n_staging + 1, sizeof *p->staging))
-        return tp_fail(TP_ERR_NOMEM, "allocator: out of memory");
+    tp_status gst = TP_GROW(&p->staging, &p->cap_staging, p->n_staging + 1);
+    if (gst != TP_OK)
+        return gst;
     size_t id;
     /* Fresh, never from the free list: at execution time the free list holds ids whose
      * contents are still to be read later in the same execution. */

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "tensorplan/backend.h"
 
 #define MMAP_MIN_BYTES ((size_t)256 * 1024)
@@ -62,24 +63,18 @@ static tp_status pool_append(tp_host_pool *p, size_t elems, size_t *id)
     if (elems > SIZE_MAX / sizeof(float))
         return tp_fail(TP_ERR_OVERFLOW, "host pool: %zu elements overflow", elems);
     if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        float **d = realloc(p->data, cap * sizeof *d);
-        if (!d)
-            return tp_fail(TP_ERR_NOMEM, "host pool: out of memory");
-        p->data = d;
-        size_t *l = realloc(p->len, cap * sizeof *l);
-        if (!l)
-            return tp_fail(TP_ERR_NOMEM, "host pool: out of memory");
-        p->len = l;
-        unsigned char *f = realloc(p->is_free, cap);
-        if (!f)
-            return tp_fail(TP_ERR_NOMEM, "host pool: out of memory");
-        p->is_free = f;
-        unsigned char *m = realloc(p->mapped, cap);
-        if (!m)
-            return tp_fail(TP_ERR_NOMEM, "host pool: out of memory");
-        p->mapped = m;
-        p->cap = cap;
+        /* four parallel arrays of one capacity: tp_grow gives each the same new one */
+        size_t c_data = p->cap, c_len = p->cap, c_free = p->cap, c_mapped = p->cap;
+        tp_status st = TP_GROW(&p->data, &c_data, p->n + 1);
+        if (st == TP_OK)
+            st = TP_GROW(&p->len, &c_len, p->n + 1);
+        if (st == TP_OK)
+            st = TP_GROW(&p->is_free, &c_free, p->n + 1);
+        if (st == TP_OK)
+            st = TP_GROW(&p->mapped, &c_mapped, p->n + 1);
+        if (st != TP_OK)
+            return st;
+        p->cap = c_data;
     }
     float *buf = NULL;
     unsigned char mapped = 0;
@@ -148,14 +143,9 @@ static tp_status pool_free(tp_host_pool *p, size_t id)
         return tp_fail(TP_ERR_INVALID, "host pool: free of unknown buffer %zu", id);
     if (p->is_free[id])
         return TP_OK;
-    if (p->n_free == p->cap_free) {
-        size_t cap = p->cap_free ? p->cap_free * 2 : 16;
-        size_t *f = realloc(p->free_ids, cap * sizeof *f);
-        if (!f)
-            return tp_fail(TP_ERR_NOMEM, "host pool: out of memory");
-        p->free_ids = f;
-        p->cap_free = cap;
-    }
+    tp_status gst = TP_GROW(&p->free_ids, &p->cap_free, p->n_free + 1);
+    if (gst != TP_OK)
+        return gst;
     p->free_ids[p->n_free++] = id;
     p->is_free[id] = 1;
     p->counters.frees++;

@@ -8,6 +8,7 @@
 
 #include "backend/cpu_exec.h"
 #include "common/error.h"
+#include "common/grow.h"
 
 typedef struct queued_cmd {
     tp_exec_args args;          /* args.src points into src below                        */
@@ -27,15 +28,9 @@ static tp_status queued_execute(tp_backend *b, const tp_exec_args *args)
     if (args->node->n_src > TP_MAX_SRC)
         return tp_fail(TP_ERR_INVALID, "queued execute_node: node %zu has %zu sources",
                        args->node->id, args->node->n_src);
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        queued_cmd *cmds = realloc(q->cmds, cap * sizeof *cmds);
-        if (!cmds)
-            return tp_fail(TP_ERR_NOMEM, "queued backend: out of memory recording node %zu",
-                           args->node->id);
-        q->cmds = cmds;
-        q->cap = cap;
-    }
+    tp_status gst = TP_GROW(&q->cmds, &q->cap, q->n + 1);
+    if (gst != TP_OK)
+        return gst;
     queued_cmd *c = &q->cmds[q->n++];
     c->args = *args;
     if (args->node->n_src)

@@ -12,6 +12,7 @@
 #endif
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "common/hash.h"
 
 struct tp_weights {
@@ -109,14 +110,9 @@ tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, siz
         return tp_fail(TP_ERR_OVERFLOW, "weights: '%s' is too large", name);
     if (tp_weights_find(weights, name))
         return tp_fail(TP_ERR_INVALID, "weights: '%s' already exists", name);
-    if (weights->n == weights->cap) {
-        size_t cap = weights->cap ? weights->cap * 2 : 32;
-        tp_weight *items = realloc(weights->items, cap * sizeof *items);
-        if (!items)
-            return tp_fail(TP_ERR_NOMEM, "weights: out of memory");
-        weights->items = items;
-        weights->cap = cap;
-    }
+    tp_status gst = TP_GROW(&weights->items, &weights->cap, weights->n + 1);
+    if (gst != TP_OK)
+        return gst;
     /* keep the table at most half full */
     if ((weights->n + 1) * 2 > weights->n_slots) {
         tp_status st = rehash(weights, weights->n_slots ? weights->n_slots * 2 : 64);

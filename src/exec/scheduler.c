@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "exec/trace_internal.h"
 #include "tensorplan/exec.h"
 
@@ -37,14 +38,7 @@ typedef struct sched {
 
 static tp_status ensure_scratch(sched *s, size_t n)
 {
-    if (n <= s->scratch_len)
-        return TP_OK;
-    float *p = realloc(s->scratch, n * sizeof *p);
-    if (!p)
-        return tp_fail(TP_ERR_NOMEM, "scheduler: out of memory for a %zu-element copy", n);
-    s->scratch = p;
-    s->scratch_len = n;
-    return TP_OK;
+    return TP_GROW(&s->scratch, &s->scratch_len, n);
 }
 
 static tp_status backend_of(sched *s, int id, tp_backend **b)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 
 static const char *const op_names[TP_OP_COUNT] = {
     "input", "get_rows", "rms_norm", "mul_mat", "rope",  "kv_store",
@@ -155,27 +156,6 @@ void tp_graph_destroy(tp_graph *graph)
     free(graph);
 }
 
-/* Grows an array of `elem` bytes per entry to hold at least need entries. */
-static tp_status grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return TP_OK;
-    size_t cap2 = *cap ? *cap : 16;
-    while (cap2 < need) {
-        if (cap2 > SIZE_MAX / 2)
-            return tp_fail(TP_ERR_OVERFLOW, "graph: too many entries");
-        cap2 *= 2;
-    }
-    if (cap2 > SIZE_MAX / elem)
-        return tp_fail(TP_ERR_OVERFLOW, "graph: too many entries");
-    void *p = realloc(*array, cap2 * elem);
-    if (!p)
-        return tp_fail(TP_ERR_NOMEM, "graph: out of memory");
-    *array = p;
-    *cap = cap2;
-    return TP_OK;
-}
-
 tp_status tp_graph_add_node(tp_graph *graph, const tp_node *node, size_t *id)
 {
     if (!graph || !node)
@@ -186,9 +166,7 @@ tp_status tp_graph_add_node(tp_graph *graph, const tp_node *node, size_t *id)
     if (node->n_src > TP_MAX_SRC)
         return tp_fail(TP_ERR_INVALID, "tp_graph_add_node: node '%s': %zu sources, at most %d",
                        node->name, node->n_src, TP_MAX_SRC);
-    void *nodes = graph->nodes;
-    tp_status st = grow(&nodes, &graph->cap_nodes, graph->n_nodes + 1, sizeof(tp_node));
-    graph->nodes = nodes;
+    tp_status st = TP_GROW(&graph->nodes, &graph->cap_nodes, graph->n_nodes + 1);
     if (st != TP_OK)
         return st;
     tp_node copy = *node;
@@ -217,9 +195,7 @@ tp_status tp_graph_add_input(tp_graph *graph, const char *name, size_t n, tp_dty
         return tp_fail(TP_ERR_INVALID, "tp_graph_add_input: NULL argument");
     if (n == 0 || n > (size_t)INT64_MAX)
         return tp_fail(TP_ERR_INVALID, "tp_graph_add_input: input '%s': size %zu", name, n);
-    void *inputs = graph->inputs;
-    tp_status st = grow(&inputs, &graph->cap_inputs, graph->n_inputs + 1, sizeof(size_t));
-    graph->inputs = inputs;
+    tp_status st = TP_GROW(&graph->inputs, &graph->cap_inputs, graph->n_inputs + 1);
     if (st != TP_OK)
         return st;
     tp_node node = tp_node_init(TP_OP_INPUT, name);
@@ -246,9 +222,7 @@ tp_status tp_graph_mark_output(tp_graph *graph, size_t id)
     for (size_t i = 0; i < graph->n_outputs; i++)
         if (graph->outputs[i] == id)
             return TP_OK;
-    void *outputs = graph->outputs;
-    tp_status st = grow(&outputs, &graph->cap_outputs, graph->n_outputs + 1, sizeof(size_t));
-    graph->outputs = outputs;
+    tp_status st = TP_GROW(&graph->outputs, &graph->cap_outputs, graph->n_outputs + 1);
     if (st != TP_OK)
         return st;
     graph->outputs[graph->n_outputs++] = id;

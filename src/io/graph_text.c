@@ -2,31 +2,22 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/grow.h"
 
 static int reserve(tp_gtext *t, size_t extra)
 {
     if (t->failed)
         return 0;
-    if (t->len + extra + 1 <= t->cap)
-        return 1;
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->len + extra + 1) {
-        if (cap > ((size_t)-1) / 2) {
-            t->failed = 1;
-            return 0;
-        }
-        cap *= 2;
-    }
-    char *p = realloc(t->data, cap);
-    if (!p) {
+    if (extra > SIZE_MAX - 1 - t->len ||
+        TP_GROW(&t->data, &t->cap, t->len + extra + 1) != TP_OK) {
         t->failed = 1;
         return 0;
     }
-    t->data = p;
-    t->cap = cap;
     return 1;
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 
 struct tp_session {
     const tp_model_config *c;
@@ -367,13 +368,9 @@ tp_status tp_session_dump(tp_session *s, const char *dir)
             continue;
         for (int which = 0; which < 2 && st == TP_OK; which++) {
             if (kv[which].len > cap) {
-                float *p = realloc(buf, kv[which].len * sizeof *p);
-                if (!p) {
-                    st = tp_fail(TP_ERR_NOMEM, "dump: out of memory");
+                st = TP_GROW(&buf, &cap, kv[which].len);
+                if (st != TP_OK)
                     break;
-                }
-                buf = p;
-                cap = kv[which].len;
             }
             st = tp_alloc_read(alloc, &kv[which], buf);
             char name[64];

@@ -23,6 +23,7 @@
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
+#include "common/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,15 +116,9 @@ static int exceeds(size_t a, size_t b, size_t limit)
 
 static int trail_push(ex *e, uint32_t kind, uint32_t idx, size_t old)
 {
-    if (e->tn == e->tcap) {
-        size_t cap = e->tcap ? e->tcap * 2 : 1024;
-        ex_trail *t = realloc(e->trail, cap * sizeof *t);
-        if (t == NULL) {
-            e->nomem = 1;
-            return 0;
-        }
-        e->trail = t;
-        e->tcap = cap;
+    if (TP_GROW(&e->trail, &e->tcap, e->tn + 1) != TP_OK) {
+        e->nomem = 1;
+        return 0;
     }
     e->trail[e->tn++] = (ex_trail){ kind, idx, old };
     return 1;
@@ -315,17 +310,9 @@ static uint32_t split(ex *e, const uint32_t *list, size_t n, uint32_t *first)
 /* Reserves n entries on the list pool; returns the offset of the first. */
 static int pool_reserve(ex *e, size_t n, size_t *at)
 {
-    if (e->pool_n + n > e->pool_cap) {
-        size_t cap = e->pool_cap ? e->pool_cap : 4096;
-        while (cap < e->pool_n + n)
-            cap *= 2;
-        uint32_t *p = realloc(e->pool, cap * sizeof *p);
-        if (p == NULL) {
-            e->nomem = 1;
-            return 0;
-        }
-        e->pool = p;
-        e->pool_cap = cap;
+    if (TP_GROW(&e->pool, &e->pool_cap, e->pool_n + n) != TP_OK) {
+        e->nomem = 1;
+        return 0;
     }
     *at = e->pool_n;
     e->pool_n += n;
@@ -466,15 +453,9 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
             if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
                 (e->bl == 2 && e->b[i].s1 != right_sec))
                 continue;
-            if (e->cn == e->ccap) {
-                size_t cap = e->ccap ? e->ccap * 2 : 1024;
-                uint32_t *c = realloc(e->cand, cap * sizeof *c);
-                if (c == NULL) {
-                    e->nomem = 1;
-                    break;
-                }
-                e->cand = c;
-                e->ccap = cap;
+            if (TP_GROW(&e->cand, &e->ccap, e->cn + 1) != TP_OK) {
+                e->nomem = 1;
+                break;
             }
             e->cand[e->cn++] = i;
         }

@@ -24,6 +24,7 @@
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
+#include "common/grow.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -234,14 +235,8 @@ static span *pool_alloc(pool *p, unsigned cls)
         return v;
     }
     if (p->cur_left < want) {
-        if (p->n_slabs == p->cap_slabs) {
-            size_t cap = p->cap_slabs ? 2 * p->cap_slabs : 16;
-            span **slabs = realloc(p->slabs, cap * sizeof *slabs);
-            if (slabs == NULL)
-                return NULL;
-            p->slabs = slabs;
-            p->cap_slabs = cap;
-        }
+        if (TP_GROW(&p->slabs, &p->cap_slabs, p->n_slabs + 1) != TP_OK)
+            return NULL;
         const size_t spans = want > POOL_SLAB_SPANS ? want : POOL_SLAB_SPANS;
         span *slab = malloc(spans * sizeof *slab);
         if (slab == NULL)
@@ -377,17 +372,7 @@ typedef struct piece_list {
 
 static int pieces_reserve(piece_list *l, size_t need)
 {
-    if (need <= l->cap)
-        return 1;
-    size_t cap = l->cap ? l->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    piece *v = realloc(l->v, cap * sizeof *v);
-    if (v == NULL)
-        return 0;
-    l->v = v;
-    l->cap = cap;
-    return 1;
+    return TP_GROW(&l->v, &l->cap, need) == TP_OK;
 }
 
 /* The free ranges of one coalesced set that are at least `size` long: the leading range

@@ -30,6 +30,7 @@
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
+#include "common/grow.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -176,17 +177,7 @@ static void chunk_deal(chunk *c, const uint32_t *t, uint32_t from, uint32_t n)
 /* Room in the worker's list for one more chunk. */
 static int chunks_room(worker *w)
 {
-    if (w->n < w->cap)
-        return 1;
-    if (w->cap > SIZE_MAX / 2 / sizeof *w->chunks)
-        return 0;
-    const size_t cap = w->cap ? 2 * w->cap : 8;
-    chunk **grown = realloc(w->chunks, cap * sizeof *grown);
-    if (grown == NULL)
-        return 0;
-    w->chunks = grown;
-    w->cap = cap;
-    return 1;
+    return TP_GROW(&w->chunks, &w->cap, w->n + 1) == TP_OK;
 }
 
 /* Inserts one tensor into the worker's chunks (made by the worker's own thread; the caller
@@ -295,20 +286,13 @@ static int reserve_records(worker *w)
 {
     if (w->rec_n + LANES <= w->rec_cap)
         return 1;
-    const size_t cap = w->rec_cap ? 2 * w->rec_cap : 1024;
-    uint32_t *e = realloc(w->rec_e, cap * sizeof *e);
-    if (e == NULL)
+    /* three parallel arrays of one capacity: tp_grow gives each the same new one */
+    size_t c_e = w->rec_cap, c_a = w->rec_cap, c_lane = w->rec_cap;
+    if (TP_GROW(&w->rec_e, &c_e, w->rec_n + LANES) != TP_OK ||
+        TP_GROW(&w->rec_a, &c_a, w->rec_n + LANES) != TP_OK ||
+        TP_GROW(&w->rec_lane, &c_lane, w->rec_n + LANES) != TP_OK)
         return 0;
-    w->rec_e = e;
-    uint32_t *a = realloc(w->rec_a, cap * sizeof *a);
-    if (a == NULL)
-        return 0;
-    w->rec_a = a;
-    unsigned char *lane = realloc(w->rec_lane, cap);
-    if (lane == NULL)
-        return 0;
-    w->rec_lane = lane;
-    w->rec_cap = cap;
+    w->rec_cap = c_e;
     return 1;
 }
 
