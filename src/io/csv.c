@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_COUNT };
 static const char *const column_names[COL_COUNT] = {"id", "lower", "upper", "size", "offset"};
@@ -61,14 +62,9 @@ static void excerpt(const field *f, char *buf, size_t cap)
 
 static tp_status push_field(parser *p, const char *text, size_t length, int quoted)
 {
-    if (p->field_count == p->field_cap) {
-        size_t cap = p->field_cap ? 2 * p->field_cap : 8;
-        field *f = realloc(p->fields, cap * sizeof *f);
-        if (!f)
-            return tp_fail(TP_ERR_NOMEM, "%s: out of memory", p->name);
-        p->fields = f;
-        p->field_cap = cap;
-    }
+    tp_status st = TP_GROW(&p->fields, &p->field_cap, p->field_count + 1);
+    if (st != TP_OK)
+        return st;
     p->fields[p->field_count++] = (field){text, length, quoted};
     return TP_OK;
 }
@@ -273,41 +269,29 @@ static tp_status grow_rows(parser *p)
 {
     if (p->count < p->cap)
         return TP_OK;
-    size_t cap = p->cap ? 2 * p->cap : 64;
-    tp_tensor_lifetime *t = realloc(p->tensors, cap * sizeof *t);
-    if (t)
-        p->tensors = t;
-    size_t *l = realloc(p->lines, cap * sizeof *l);
-    if (l)
-        p->lines = l;
-    size_t *o = realloc(p->offsets, cap * sizeof *o);
-    if (o)
-        p->offsets = o;
-    unsigned char *n = realloc(p->negative, cap);
-    if (n)
-        p->negative = n;
-    size_t *a = realloc(p->id_at, cap * sizeof *a);
-    if (a)
-        p->id_at = a;
-    if (!t || !l || !o || !n || !a)
-        return tp_fail(TP_ERR_NOMEM, "%s: out of memory", p->name);
-    p->cap = cap;
+    /* five parallel arrays of one capacity: tp_grow gives each the same new one */
+    size_t c_t = p->cap, c_l = p->cap, c_o = p->cap, c_n = p->cap, c_a = p->cap;
+    tp_status st = TP_GROW(&p->tensors, &c_t, p->count + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&p->lines, &c_l, p->count + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&p->offsets, &c_o, p->count + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&p->negative, &c_n, p->count + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&p->id_at, &c_a, p->count + 1);
+    if (st != TP_OK)
+        return st;
+    p->cap = c_t;
     return TP_OK;
 }
 
 static tp_status store_id(parser *p, const field *f, size_t *at)
 {
     size_t need = p->storage_len + f->length + 1;
-    if (need > p->storage_cap) {
-        size_t cap = p->storage_cap ? p->storage_cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *s = realloc(p->storage, cap);
-        if (!s)
-            return tp_fail(TP_ERR_NOMEM, "%s: out of memory", p->name);
-        p->storage = s;
-        p->storage_cap = cap;
-    }
+    tp_status st = TP_GROW(&p->storage, &p->storage_cap, need);
+    if (st != TP_OK)
+        return st;
     *at = p->storage_len;
     p->storage_len += unquote(f, p->storage + p->storage_len) + 1;
     return TP_OK;
@@ -532,15 +516,10 @@ tp_status tp_csv_read(const char *path, unsigned flags, tp_csv_table *out)
         return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
     }
     for (;;) {
-        if (len == cap) {
-            char *grown = cap <= SIZE_MAX / 2 ? realloc(data, cap * 2) : NULL;
-            if (!grown) {
-                free(data);
-                fclose(f);
-                return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
-            }
-            data = grown;
-            cap *= 2;
+        if (len == cap && (len == SIZE_MAX || TP_GROW(&data, &cap, len + 1) != TP_OK)) {
+            free(data);
+            fclose(f);
+            return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
         }
         size_t got = fread(data + len, 1, cap - len, f);
         len += got;

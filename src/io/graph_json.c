@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/grow.h"
 #include "io/graph_text.h"
 
 #define FORMAT_NAME "tensorplan-graph"
@@ -323,16 +324,9 @@ static tp_status read_id_list(const rctx *r, const cJSON *root, const char *key,
             }
             listed[v] = 1;
         }
-        if (*count == *cap) {
-            size_t c = *cap ? 2 * *cap : 8;
-            size_t *p = realloc(*list, c * sizeof *p);
-            if (!p) {
-                st = tp_fail(TP_ERR_NOMEM, "out of memory reading a graph");
-                break;
-            }
-            *list = p;
-            *cap = c;
-        }
+        st = TP_GROW(list, cap, *count + 1);
+        if (st != TP_OK)
+            break;
         (*list)[(*count)++] = (size_t)v;
     }
     free(listed);
@@ -509,14 +503,11 @@ tp_status tp_graph_load_json(const char *path, tp_graph **out)
             read_errno = errno;
             break;
         }
-        char *p = cap <= SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
-        if (!p) {
+        if (cap == SIZE_MAX || TP_GROW(&text, &cap, cap + 1) != TP_OK) {
             free(text);
             text = NULL;
             break;
         }
-        text = p;
-        cap *= 2;
     }
     int err = ferror(f);
     fclose(f);
