@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "common/clock.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/graph_io.h"
 #include "tensorplan/kernels.h"
@@ -361,10 +362,10 @@ static int generate(run_args *a, const int32_t *prompt, size_t n_prompt)
                      strerror(errno));
         goto done;
     }
-    double t0 = tp_cli_now();
+    double t0 = tp_clock_seconds();
     if (tp_weights_init_random(&a->cfg, a->seed, &w) != TP_OK)
         goto fail;
-    double t_weights = tp_cli_now() - t0;
+    double t_weights = tp_clock_seconds() - t0;
     a->o.exec.trace = trace;
     if (tp_session_create(&a->cfg, w, &a->o, &s) != TP_OK)
         goto fail;

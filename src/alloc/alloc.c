@@ -12,6 +12,7 @@
 
 #include "alloc/alloc_internal.h"
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "tensorplan/planner.h"
 
@@ -467,13 +468,6 @@ int tp_alloc_kv_at(const tp_allocator *a, size_t i, int *layer, tp_bufref *k, tp
 
 /* --- the walk ------------------------------------------------------------------------------ */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int node_backend(const tp_node *node)
 {
     /* an unassigned node runs on the CPU, as in the chapter's unwrap_or(CPU) */
@@ -887,7 +881,7 @@ static tp_status compute_stats(walk *w, double t0)
         s->bytes_per_backend[a->persistent[i].backend] += bytes;
     }
     s->buffers = s->activation_buffers + s->persistent_buffers;
-    s->plan_seconds = now_seconds() - t0;
+    s->plan_seconds = tp_clock_seconds() - t0;
     return TP_OK;
 }
 
@@ -1020,7 +1014,7 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
 {
     if (!a || !g)
         return tp_fail(TP_ERR_INVALID, "tp_alloc_graph: NULL argument");
-    double t0 = now_seconds();
+    double t0 = tp_clock_seconds();
     /* Step 1: the previous plan's buffers and staging buffers go back to their pools;
      * persistent regions are untouched. */
     if (a->plan) {

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "exec/trace_internal.h"
 #include "tensorplan/exec.h"
@@ -15,13 +16,6 @@ tp_exec_options tp_exec_options_default(void)
     memset(&o, 0, sizeof o);
     o.sync_before_host_copy = 1;
     return o;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct sched {
@@ -258,7 +252,7 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
     s.staged_in_split = calloc(graph->n_nodes ? graph->n_nodes : 1, sizeof *s.staged_in_split);
     if (!s.staged_in_split)
         return tp_fail(TP_ERR_NOMEM, "tp_execute: out of memory");
-    double t0 = now_seconds();
+    double t0 = tp_clock_seconds();
     if (s.opt.trace)
         tp_trace_begin_run(s.opt.trace, graph);
     tp_status st = run(&s);
@@ -276,7 +270,7 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
         }
         tp_fail(st, "%s", msg);
     }
-    s.st.seconds = now_seconds() - t0;
+    s.st.seconds = tp_clock_seconds() - t0;
     if (stats)
         *stats = s.st;
     free(s.staged_in_split);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 
 struct tp_session {
@@ -23,13 +24,6 @@ struct tp_session {
     size_t last_rows;
     tp_session_stats stats;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 tp_session_options tp_session_options_default(void)
 {
@@ -174,7 +168,7 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
 
     /* the prompt's forward counts as prefill even when the prompt is one token */
     const int prefill = n > 1 || s->n_past == 0;
-    double t0 = now_seconds();
+    double t0 = tp_clock_seconds();
     tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
     size_t allocs0 = tp_alloc_pool_allocations(alloc);
     tp_graph_params params = tp_session_graph_params(&s->opt, n, n_out, n_ctx);
@@ -185,10 +179,10 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     if (st != TP_OK)
         return st;
     if (!reused) {
-        double tb = now_seconds();
+        double tb = tp_clock_seconds();
         tp_graph *g = NULL;
         st = tp_model_build_graph(s->c, &params, &g);
-        s->stats.build_seconds += now_seconds() - tb;
+        s->stats.build_seconds += tp_clock_seconds() - tb;
         if (st != TP_OK)
             return st;
         st = tp_graph_cache_replace_graph(s->cache, g, &params);
@@ -239,7 +233,7 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     s->n_past += n;
     s->stats.forwards++;
     s->stats.last_pool_allocations = tp_alloc_pool_allocations(alloc) - allocs0;
-    double dt = now_seconds() - t0;
+    double dt = tp_clock_seconds() - t0;
     if (prefill) {
         s->stats.prefill_tokens += n;
         s->stats.prefill_seconds += dt;

@@ -24,6 +24,7 @@
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 
 #include <math.h>
@@ -591,13 +592,13 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
     size_t arena = 0;
     size_t n_nodes_next = 0, n_canon_next = 0;
     query_nodes(&t, leaf_lo[0], leaf_hi[0], nodes_next, &n_nodes_next, &n_canon_next);
-    double last_tick = ticker != NULL ? tp_plan_clock() : 0;
+    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 1023u) == 1023u && tp_plan_clock() - last_tick >= 0.1) {
+        if (ticker != NULL && (k & 1023u) == 1023u && tp_clock_seconds() - last_tick >= 0.1) {
             ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_plan_clock();
+            last_tick = tp_clock_seconds();
         }
 
         /* This tensor's canonical nodes (sub sets) and their strict ancestors (own sets) were

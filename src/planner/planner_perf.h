@@ -169,6 +169,5 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
 
-double tp_plan_clock(void); /* CLOCK_MONOTONIC in seconds */
 
 #endif
