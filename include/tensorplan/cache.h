@@ -1,4 +1,4 @@
-/* tensorplan: the graph cache (allocator.md section 7).
+/* tensorplan: the graph cache (docs/allocator.md, "The graph cache").
  *
  * The cache holds up to TP_GRAPH_CACHE_MAX planned graphs (most recent first), the params
  * each was built for, and the allocator. The allocator outlives every graph, so the KV

@@ -1,4 +1,4 @@
-/* tensorplan: the decode loop (engine.md section 6).
+/* tensorplan: the decode loop (docs/backends.md, "The decode loop").
  *
  * A session owns a graph cache (and through it the allocator, whose KV regions survive
  * every rebuild) for one model config and one weight registry. Prefill runs the prompt

@@ -1,4 +1,4 @@
-/* The graph cache (allocator.md section 7): graphs keyed by their build params, the
+/* The graph cache (docs/allocator.md, "The graph cache"): graphs keyed by their build params, the
  * allocator kept across every rebuild, up to TP_GRAPH_CACHE_MAX planned graphs switched by
  * re-mapping their saved plans. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Qwen2-family decoder: built-in configs and the graph builder of engine.md section 2. */
+/* Qwen2-family decoder: built-in configs and the graph builder of docs/graph.md ("Qwen2 graph"). */
 #include "tensorplan/model.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 #ifndef PLAN_FAST_WIDTH
-/* The greedy of planner.md section 2 without the scan over every placed tensor.
+/* The greedy of docs/planner.md ("Semantics") without the scan over every placed tensor.
  *
  * Which placed tensors conflict with a new one depends only on time, and what the rule needs
  * from them is only the union of their address ranges (the coalesced blocks and the gaps
