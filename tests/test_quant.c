@@ -46,6 +46,12 @@ static float bitsf(uint32_t u)
     return f;
 }
 
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v & 255);
+    p[1] = (uint8_t)(v >> 8);
+}
+
 /* ---- oracle conversions ------------------------------------------------------------------ */
 
 /* binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits; finite patterns only */
@@ -111,6 +117,27 @@ static void test_f16_decode_all(void **state)
         if (got != want)
             fail_msg("f16 %04x -> %08x, want %08x", h, got, want);
     }
+}
+
+/* The row path (tp_dequantize_row) over every f16 pattern, NaNs included, bit for bit. */
+static void test_f16_row_all(void **state)
+{
+    (void)state;
+    uint8_t *row = malloc(2 * 65536);
+    float *out = malloc(65536 * sizeof *out);
+    assert_non_null(row);
+    assert_non_null(out);
+    for (uint32_t h = 0; h < 65536; h++)
+        put16(row + 2 * h, (uint16_t)h);
+    assert_int_equal(tp_dequantize_row(TP_TYPE_F16, row, out, 65536), TP_OK);
+    for (uint32_t h = 0; h < 65536; h++) {
+        uint32_t want = (h & 0x7C00) == 0x7C00 ? (h & 0x8000) << 16 | 0x7F800000 | (h & 0x3FF) << 13
+                                               : fbits(half_f((uint16_t)h));
+        if (fbits(out[h]) != want)
+            fail_msg("f16 row element %04x -> %08x, want %08x", h, fbits(out[h]), want);
+    }
+    free(row);
+    free(out);
 }
 
 static void check_f16(float f)
@@ -318,11 +345,6 @@ static uint16_t rand_scale(void)
     return (uint16_t)((rnd32() & 1) << 15 | (8 + rnd32() % 11) << 10 | (rnd32() & 1023));
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v & 255);
-    p[1] = (uint8_t)(v >> 8);
-}
 
 /* Offsets of the f16 fields in each block layout (-1 ends the list). */
 static const int *scale_fields(uint32_t type)
@@ -695,6 +717,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_f16_decode_all),
+        cmocka_unit_test(test_f16_row_all),
         cmocka_unit_test(test_f16_encode_sweep),
         cmocka_unit_test(test_bf16_sweep),
         cmocka_unit_test(test_dequantize_formulas),

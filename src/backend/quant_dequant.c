@@ -2,6 +2,7 @@
  * Each function reads n_blocks consecutive blocks and writes block_elems floats per block,
  * evaluating products in the order the document gives, so the values are those llama.cpp's
  * dequantizers produce. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -14,10 +15,22 @@ static void deq_f32(const uint8_t *src, float *dst, size_t n)
     memcpy(dst, src, n * sizeof(float));
 }
 
+/* F16 rows are converted through a table of all 65536 values (256 KiB, built once per
+ * process from tp_half_to_float): one load per element instead of a branchy conversion. */
+static float g_half_table[65536];
+static pthread_once_t g_half_once = PTHREAD_ONCE_INIT;
+
+static void build_half_table(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        g_half_table[h] = tp_half_to_float((uint16_t)h);
+}
+
 static void deq_f16(const uint8_t *src, float *dst, size_t n)
 {
+    pthread_once(&g_half_once, build_half_table);
     for (size_t i = 0; i < n; i++)
-        dst[i] = tp_half_to_float(tp_rd_u16(src + 2 * i));
+        dst[i] = g_half_table[(uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8];
 }
 
 static void deq_bf16(const uint8_t *src, float *dst, size_t n)
