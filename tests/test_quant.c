@@ -571,13 +571,96 @@ static void test_quantize_q4_k(void **state)
     free(q);
 }
 
+/* Q4_1 / Q5_1: d = (max - min) / top, m = min; each element within d/2 of x plus the f16
+ * rounding of d (times the largest quant) and of m. Q5_0: d = v / -16 for the signed element
+ * v of largest magnitude, v itself exact, each element within d (the top quant clamps). */
+static void check_quantize_32(uint32_t type)
+{
+    size_t nb = 64, n = 32 * nb, bb = tp_type_block_bytes(type);
+    float *x = rand_floats(n, 2.0f), y[32];
+    uint8_t *q = malloc(bb * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(type, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        const float *xs = x + 32 * b;
+        const uint8_t *blk = q + bb * b;
+        float lo = xs[0], hi = xs[0];
+        int arg = 0;
+        for (int j = 1; j < 32; j++) {
+            lo = fminf(lo, xs[j]);
+            hi = fmaxf(hi, xs[j]);
+            arg = fabsf(xs[j]) > fabsf(xs[arg]) ? j : arg;
+        }
+        double bound;
+        if (type == TP_TYPE_Q5_0) {
+            float d = xs[arg] / -16.0f;
+            assert_int_equal(u16at(blk), oracle_f16(d));
+            bound = fabs(d) + 16.0 * fabs(f16at(blk) - (double)d) + 1e-6;
+            assert_true(elem(type, blk, arg) == -16.0f * f16at(blk));
+        } else {
+            int top = type == TP_TYPE_Q4_1 ? 15 : 31;
+            float d = (hi - lo) / (float)top;
+            assert_int_equal(u16at(blk), oracle_f16(d));
+            assert_int_equal(u16at(blk + 2), oracle_f16(lo));
+            bound = d / 2.0 + top * fabs(f16at(blk) - (double)d) + fabs(f16at(blk + 2) - (double)lo) + 1e-6;
+        }
+        oracle_row(type, blk, y, 32);
+        for (int j = 0; j < 32; j++)
+            if (fabs(y[j] - (double)xs[j]) > bound)
+                fail_msg("%s block %zu elem %d: %.6g vs %.6g", tp_type_name(type), b, j, y[j], xs[j]);
+    }
+    free(x);
+    free(q);
+}
+
+static void test_quantize_q4_1_q5_0_q5_1(void **state)
+{
+    (void)state;
+    check_quantize_32(TP_TYPE_Q4_1);
+    check_quantize_32(TP_TYPE_Q5_0);
+    check_quantize_32(TP_TYPE_Q5_1);
+}
+
+/* Q6_K: sub-block s of 16 has x in [-32 |t|, 32 |t|] with t = v / -32 (v its signed element of
+ * largest magnitude); with D = d * sc the block's own scale, a quant in range is within
+ * |D|/2, one clamped at 31 within |D| + 32 ||D| - |t||. */
+static void test_quantize_q6_k(void **state)
+{
+    (void)state;
+    size_t nb = 8, n = 256 * nb;
+    float *x = rand_floats(n, 1.5f), y[256];
+    for (size_t i = 0; i < 16; i++)
+        x[256 + 16 + i] = 0.0f; /* a zero sub-block */
+    uint8_t *q = malloc(210 * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q6_K, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *blk = q + 210 * b;
+        oracle_row(TP_TYPE_Q6_K, blk, y, 256);
+        for (int s = 0; s < 16; s++) {
+            const float *xs = x + 256 * b + 16 * s;
+            int arg = 0;
+            for (int l = 1; l < 16; l++)
+                arg = fabsf(xs[l]) > fabsf(xs[arg]) ? l : arg;
+            double t = fabs(xs[arg] / 32.0), D = fabs(f16at(blk + 208) * (double)(int8_t)blk[192 + s]);
+            double bound = D + 32.0 * fabs(D - t) + 1e-6;
+            for (int l = 0; l < 16; l++)
+                if (fabs(y[16 * s + l] - xs[l]) > bound)
+                    fail_msg("Q6_K block %zu sub %d elem %d: %.6g vs %.6g", b, s, l, y[16 * s + l], xs[l]);
+            assert_true(bound < 2.0 * t + 1e-5); /* the int8 scales stay close to t */
+        }
+    }
+    free(x);
+    free(q);
+}
+
 static void test_quantize_refusals(void **state)
 {
     (void)state;
-    float x[64] = {0};
+    float x[256] = {0};
     uint8_t q[400];
     assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, x, q, 33), TP_ERR_INVALID);
-    assert_int_equal(tp_quantize_row(TP_TYPE_Q5_0, x, q, 32), TP_ERR_INVALID);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q2_K, x, q, 256), TP_ERR_INVALID);
     assert_int_equal(tp_quantize_row(40, x, q, 32), TP_ERR_INVALID);
     assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, NULL, q, 32), TP_ERR_INVALID);
     x[7] = NAN;
@@ -726,6 +809,8 @@ int main(void)
         cmocka_unit_test(test_quantize_q8_0),
         cmocka_unit_test(test_quantize_q4_0),
         cmocka_unit_test(test_quantize_q4_k),
+        cmocka_unit_test(test_quantize_q4_1_q5_0_q5_1),
+        cmocka_unit_test(test_quantize_q6_k),
         cmocka_unit_test(test_quantize_refusals),
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),

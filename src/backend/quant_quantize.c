@@ -1,5 +1,5 @@
 /* Reference quantizers for writing rows (docs/quant.md section 4): F32, F16, BF16 and the
- * block types Q8_0, Q4_0 and Q4_K. Any block that obeys a layout is a valid encoding; these
+ * block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K. Any block that obeys a layout is a valid encoding; these
  * are the simple deterministic choices the document describes. */
 #include <math.h>
 #include <stddef.h>
@@ -56,6 +56,95 @@ static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
             q0 = q0 > 15 ? 15 : q0 < 0 ? 0 : q0;
             q1 = q1 > 15 ? 15 : q1 < 0 ? 0 : q1;
             dst[2 + j] = (uint8_t)(q0 | q1 << 4);
+        }
+    }
+}
+
+/* Q4_1 / Q5_1 (bits 4 or 5): d = (max - min) / (2^bits - 1), m = min,
+ * q = min(top, trunc((x - min) / d + 0.5)); the fifth bit of element k goes to bit k of qh. */
+static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits)
+{
+    size_t bb = bits == 4 ? 20 : 24;
+    int top = (1 << bits) - 1;
+    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += bb) {
+        float lo = x[0], hi = x[0];
+        for (int j = 1; j < 32; j++) {
+            lo = x[j] < lo ? x[j] : lo;
+            hi = x[j] > hi ? x[j] : hi;
+        }
+        float d = (hi - lo) / (float)top, id = inverse(d);
+        tp_wr_u16(dst, tp_f32_to_f16(d));
+        tp_wr_u16(dst + 2, tp_f32_to_f16(lo));
+        uint8_t *qs = dst + (bits == 4 ? 4 : 8);
+        uint32_t h = 0;
+        for (int j = 0; j < 32; j++) {
+            int q = (int)((x[j] - lo) * id + 0.5f);
+            q = q > top ? top : q < 0 ? 0 : q;
+            qs[j % 16] = (uint8_t)(j < 16 ? (q & 15) : (qs[j % 16] | (q & 15) << 4));
+            h |= (uint32_t)(q >> 4 & 1) << j;
+        }
+        if (bits == 5)
+            for (int k = 0; k < 4; k++)
+                dst[4 + k] = (uint8_t)(h >> (8 * k));
+    }
+}
+
+/* Q5_0: as Q4_0 with sixteen levels each side: d = v / -16, q = min(31, trunc(x / d + 16.5)). */
+static void quant_q5_0(const float *x, uint8_t *dst, size_t n_blocks)
+{
+    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 22) {
+        float amax = 0.0f, v = 0.0f;
+        for (int j = 0; j < 32; j++)
+            if (fabsf(x[j]) > amax) {
+                amax = fabsf(x[j]);
+                v = x[j];
+            }
+        float d = v / -16.0f, id = inverse(d);
+        tp_wr_u16(dst, tp_f32_to_f16(d));
+        uint32_t h = 0;
+        for (int j = 0; j < 32; j++) {
+            int q = (int)(x[j] * id + 16.5f);
+            q = q > 31 ? 31 : q < 0 ? 0 : q;
+            dst[6 + j % 16] = (uint8_t)(j < 16 ? (q & 15) : (dst[6 + j % 16] | (q & 15) << 4));
+            h |= (uint32_t)(q >> 4 & 1) << j;
+        }
+        for (int k = 0; k < 4; k++)
+            dst[2 + k] = (uint8_t)(h >> (8 * k));
+    }
+}
+
+/* Q6_K, a simple valid choice: each sub-block of 16 gets scale v / -32 (v its signed element of
+ * largest magnitude); the scales are coded as int8 against d = S / -128 (S the signed scale of
+ * largest magnitude); q = clamp(nearest(x / (d16 * sc)), -32, 31) + 32. */
+static void quant_q6_k_block(const float *x, uint8_t *blk)
+{
+    float sub[16], big = 0.0f;
+    for (int s = 0; s < 16; s++) {
+        float amax = 0.0f, v = 0.0f;
+        for (int l = 0; l < 16; l++)
+            if (fabsf(x[16 * s + l]) > amax) {
+                amax = fabsf(x[16 * s + l]);
+                v = x[16 * s + l];
+            }
+        sub[s] = v / -32.0f;
+        big = fabsf(sub[s]) > fabsf(big) ? sub[s] : big;
+    }
+    memset(blk, 0, 210);
+    float iscale = big != 0.0f ? -128.0f / big : 0.0f;
+    tp_wr_u16(blk + 208, tp_f32_to_f16(iscale != 0.0f ? 1.0f / iscale : 0.0f));
+    float d = tp_half_to_float(tp_rd_u16(blk + 208));
+    for (int s = 0; s < 16; s++) {
+        int sc = nearest(iscale * sub[s]);
+        sc = sc > 127 ? 127 : sc < -128 ? -128 : sc;
+        blk[192 + s] = (uint8_t)(int8_t)sc;
+        float D = d * (float)sc;
+        for (int l = 0; l < 16; l++) {
+            int k = 16 * s + l, q = D != 0.0f ? nearest(x[k] / D) : 0;
+            q = (q > 31 ? 31 : q < -32 ? -32 : q) + 32;
+            int h = k / 128, quarter = (k % 128) / 32, e = k % 32;
+            uint8_t *ql = blk + 64 * h + (quarter % 2 ? 32 : 0) + e;
+            *ql |= (uint8_t)(quarter < 2 ? (q & 15) : (q & 15) << 4);
+            blk[128 + 32 * h + e] |= (uint8_t)((q >> 4) << (2 * quarter));
         }
     }
 }
@@ -166,6 +255,13 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n)
         break;
     case TP_TYPE_Q8_0: quant_q8_0(src, out, n / 32); break;
     case TP_TYPE_Q4_0: quant_q4_0(src, out, n / 32); break;
+    case TP_TYPE_Q4_1: quant_q41_51(src, out, n / 32, 4); break;
+    case TP_TYPE_Q5_0: quant_q5_0(src, out, n / 32); break;
+    case TP_TYPE_Q5_1: quant_q41_51(src, out, n / 32, 5); break;
+    case TP_TYPE_Q6_K:
+        for (size_t b = 0; b < n / 256; b++)
+            quant_q6_k_block(src + 256 * b, out + 210 * b);
+        break;
     default: /* TP_TYPE_Q4_K, the last quantizable type */
         for (size_t b = 0; b < n / 256; b++)
             quant_q4_k_block(src + 256 * b, out + 144 * b);
