@@ -370,8 +370,8 @@ static tp_status place_tensors(const cursor *c, tp_gguf *g)
         tp_gguf_tensor *t = &g->tensors[i];
         const size_t at = dims_offset(t) + 8 * t->n_dims + 4;
         if (t->offset != expect)
-            return bad(c, at, "expected tensor '%s' at data offset %llu (after the padded tensors "
-                       "before it), got %llu", t->name, (unsigned long long)expect,
+            return bad(c, at, "expected tensor '%s' at data offset %llu, got %llu (each tensor "
+                       "follows the padded ones before it)", t->name, (unsigned long long)expect,
                        (unsigned long long)t->offset);
         if (data > g->size || t->offset > g->size - data || t->nbytes > g->size - data - t->offset)
             return bad(c, at, "expected the %zu bytes of tensor '%s' at file offset %llu to end "
@@ -437,6 +437,7 @@ tp_status tp_gguf_open_memory(const char *name, const void *data, size_t size, t
     const tp_status st = parse(g);
     if (st != TP_OK) {
         tp_gguf_close(g);
+        *out = NULL;
         return st;
     }
     *out = g;
