@@ -55,13 +55,27 @@ static void print_str(tp_gguf_str s)
     printf(s.len > SHOWN_CHARS ? "\"..." : "\"");
 }
 
+/* The shortest decimal that reads back as the same float or double. */
+static void print_real(tp_gguf_vtype type, uint64_t bits)
+{
+    const double v = tp_gguf_bits_to_double(type, bits);
+    char buf[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        const double back = strtod(buf, NULL);
+        if (type == TP_GGUF_F32 ? (float)back == (float)v : back == v)
+            break;
+    }
+    fputs(buf, stdout);
+}
+
 static void print_number(tp_gguf_vtype type, uint64_t bits)
 {
     switch (type) {
     case TP_GGUF_U64: printf("%" PRIu64, bits); break;
     case TP_GGUF_I64: printf("%" PRId64, (int64_t)bits); break;
     case TP_GGUF_BOOL: printf("%s", bits ? "true" : "false"); break;
-    case TP_GGUF_F32: case TP_GGUF_F64: printf("%.9g", tp_gguf_bits_to_double(type, bits)); break;
+    case TP_GGUF_F32: case TP_GGUF_F64: print_real(type, bits); break;
     default: printf("%.0f", tp_gguf_bits_to_double(type, bits)); break;
     }
 }
