@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -350,6 +351,44 @@ static void test_files_on_disk(void **state)
     free(b.p);
 }
 
+/* No weight byte is read at open: the data section lies on a page the process may not read. */
+static void test_open_reads_no_weights(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    gb b = { 0 };
+    gb_raw(&b, "GGUF", 4);
+    gb_u32(&b, 3);
+    gb_u64(&b, 1);
+    gb_u64(&b, 1);
+    gb_str(&b, "general.alignment");
+    gb_u32(&b, V_U32);
+    gb_u32(&b, (uint32_t)page);
+    gb_str(&b, "w");
+    gb_u32(&b, 1);
+    gb_u64(&b, page / 4);
+    gb_u32(&b, 0);
+    gb_u64(&b, 0);
+    assert_true(b.len <= page);
+    char path[] = "/tmp/tp_gguf_guard_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)(2 * page)), 0);
+    unsigned char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(map != MAP_FAILED);
+    close(fd);
+    remove(path);
+    memcpy(map, b.p, b.len);
+    assert_int_equal(mprotect(map + page, page, PROT_NONE), 0);
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open_memory("guarded.gguf", map, 2 * page, &g), TP_OK);
+    assert_int_equal(tp_gguf_data_offset(g), page);
+    assert_ptr_equal(tp_gguf_tensor_at(g, 0)->data, map + page);
+    tp_gguf_close(g);
+    munmap(map, 2 * page);
+    free(b.p);
+}
+
 /* Random damage: each outcome is a refusal with a message or a file whose tensors all lie in
  * the buffer. */
 static void test_random_damage(void **state)
@@ -400,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_metadata_refusals),
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_files_on_disk),
+        cmocka_unit_test(test_open_reads_no_weights),
         cmocka_unit_test(test_random_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
