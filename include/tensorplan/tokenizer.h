@@ -55,10 +55,10 @@ void tp_vocab_desc_init(tp_vocab_desc *desc);
 typedef struct tp_tokenizer tp_tokenizer;
 
 /* Builds a tokenizer. Refused (TP_ERR_INVALID, with a message naming the value): an unknown
- * model, an unknown pre for gpt2, no tokens, duplicate token texts, a merge without a space
- * after its first byte, add_bos/add_eos set while bos/eos is not a token. Empty token texts
- * become "[EMPTY_i]". Texts of end-of-turn and fill-in-the-middle tokens (docs/tokenizer.md)
- * are forced to TP_TOKEN_CONTROL. */
+ * model, an unknown pre for gpt2, no tokens, duplicate token texts, add_bos/add_eos set while
+ * bos/eos is not a token. Empty token texts become "[EMPTY_i]"; a merge without a space after
+ * its first byte never matches; a repeated merge keeps its first rank. Texts of end-of-turn
+ * and fill-in-the-middle tokens (docs/tokenizer.md) are forced to TP_TOKEN_CONTROL. */
 tp_status tp_tokenizer_create(const tp_vocab_desc *desc, tp_tokenizer **out);
 void tp_tokenizer_destroy(tp_tokenizer *tok);
 
