@@ -200,6 +200,51 @@ static void test_bpe_decode(void **state)
     tp_tokenizer_destroy(t);
 }
 
+static void test_bpe_pieces(void **state)
+{
+    (void)state;
+    /* 0 "Ġa" 1 <|c|> control 2 <u> user-defined 3 "✓" (U+2713, off the byte table)
+     * 4 </s> control 5 unused "zz" 6 byte type "q" */
+    test_vocab v = {.model = "gpt2", .pre = "qwen2", .n = 7,
+                    .tokens = {"\xc4\xa0" "a", "<|c|>", "<u>", "\xe2\x9c\x93", "</s>", "zz", "q"},
+                    .types = {[1] = TP_TOKEN_CONTROL, [2] = TP_TOKEN_USER_DEFINED,
+                              [4] = TP_TOKEN_CONTROL, [5] = TP_TOKEN_UNUSED,
+                              [6] = TP_TOKEN_BYTE}};
+    tp_vocab_desc d;
+    tv_fill(&d, &v);
+    d.eos = 4;
+    d.add_eos = 1;
+    tp_tokenizer *t = make_desc(&d);
+    char buf[64];
+    size_t len = 0;
+    /* "Ġa" -> " a"; a buffer of 1 gets the first byte, *len the full length */
+    assert_int_equal(tp_tokenizer_piece(t, 0, 0, buf, 1, &len), TP_OK);
+    assert_int_equal(len, 2);
+    assert_int_equal(buf[0], ' ');
+    /* control: nothing, or its text with special; user-defined: its text either way */
+    assert_int_equal(tp_tokenizer_piece(t, 1, 0, buf, sizeof buf, &len), TP_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(tp_tokenizer_piece(t, 1, 1, buf, sizeof buf, &len), TP_OK);
+    assert_int_equal(len, 5);
+    assert_memory_equal(buf, "<|c|>", 5);
+    assert_int_equal(tp_tokenizer_piece(t, 2, 0, buf, sizeof buf, &len), TP_OK);
+    assert_int_equal(len, 3);
+    /* unused and (for byte-level BPE) byte tokens give nothing */
+    assert_int_equal(tp_tokenizer_piece(t, 5, 1, buf, sizeof buf, &len), TP_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(tp_tokenizer_piece(t, 6, 1, buf, sizeof buf, &len), TP_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(tp_tokenizer_piece(t, 7, 0, buf, sizeof buf, &len), TP_ERR_INVALID);
+    /* U+2713 (E2 9C 93) is no byte character: [UNK_BYTE_0x + hex + text + ] */
+    expect_text(t, IDS(3), 0, 0, "[UNK_BYTE_0xe29c93\xe2\x9c\x93]");
+    /* remove_special drops the final eos (add_eos is set); the leading space of " a" stays, as
+     * byte-level BPE has no space prefix; </s> is control, so kept only with unparse */
+    expect_text(t, IDS(0, 1, 2, 4), 1, 0, " a<u>");
+    expect_text(t, IDS(0, 1, 2, 4), 0, 1, " a<|c|><u></s>");
+    expect_text(t, IDS(0, 1, 2, 4), 0, 0, " a<u>");
+    tp_tokenizer_destroy(t);
+}
+
 /* The valid-UTF-8 reading of bytes restated from the table of well-formed sequences, each
  * ill-formed byte replaced by EF BF BD. Returns the length written to out. */
 static size_t reference_clean(const unsigned char *s, size_t n, unsigned char *out)
@@ -308,7 +353,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spm_scores),  cmocka_unit_test(test_spm_decode),
-        cmocka_unit_test(test_bpe_decode),  cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_bpe_decode),  cmocka_unit_test(test_bpe_pieces),
+        cmocka_unit_test(test_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
