@@ -82,11 +82,24 @@ static void test_prefill_last_consumer(void **state)
     assert_true(arena.activation_bytes - arena.peak_live_bytes <= arena.peak_live_bytes / 1000);
 }
 
+/* Decode under last-consumer has alias chains of two members or more: the chain's value
+ * lives until its last member's last read, so the bound equals the sole-consumer one. */
+static void test_decode_last_consumer_chains(void **state)
+{
+    (void)state;
+    tp_alloc_options o = tp_alloc_options_default();
+    o.aliasing = TP_ALIAS_LAST_CONSUMER;
+    o.strategy = TP_STRATEGY_ARENA;
+    const tp_plan_stats s = plan(1, o, 3, "0.611");
+    assert_int_equal(s.peak_live_bytes, 611336);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_lower_bounds),
         cmocka_unit_test(test_prefill_last_consumer),
+        cmocka_unit_test(test_decode_last_consumer_chains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
