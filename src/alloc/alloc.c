@@ -1002,9 +1002,8 @@ static tp_status walk_run(walk *w)
             p->mapped[id] = 1;
             p->alias_of[id] = s;
             w->held_of[id] = w->held_of[s];
-            if (w->last_use[id] > w->last_use[s])
-                w->last_use[s] = w->last_use[id];
-            /* and the chain's root, whose span is the value's in the lower bound */
+            /* The value lives on in the alias: raise the chain's root, whose span is the
+             * value's in the lower bound (the source itself when it is no alias). */
             size_t root = s;
             while (p->alias_of[root] != TP_NO_ALIAS)
                 root = p->alias_of[root];
