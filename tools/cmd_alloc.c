@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/plan_html.h"
 #include "tensorplan/plan_io.h"
 
 void tp_help_alloc(FILE *out)
@@ -13,7 +14,8 @@ void tp_help_alloc(FILE *out)
     fprintf(out,
         "usage: tensorplan alloc GRAPH.json [--strategy pool|arena|naive]\n"
         "                        [--aliasing sole-consumer|last-consumer|none]\n"
-        "                        [--exact-sizes] [--plan PLAN.json]\n"
+        "                        [--exact-sizes] [--plan PLAN.json] [--html FILE]\n"
+        "                        [--explain]\n"
         "\n"
         "Runs the graph allocator on a graph file (format tensorplan-graph, written by\n"
         "'tensorplan graph --json'): liveness in build order with inputs and outputs pinned,\n"
@@ -30,6 +32,10 @@ void tp_help_alloc(FILE *out)
         "                  consumer (ggml's rule); none: never\n"
         "  --exact-sizes   request activation buffers at their exact sizes, not by class\n"
         "  --plan FILE     write the plan JSON (format tensorplan-plan, version 1)\n"
+        "  --html FILE     write a picture of the plan (one panel per backend and one of the\n"
+        "                  KV regions) as one self-contained HTML page (docs/picture.md)\n"
+        "  --explain       after the statistics, the nodes live at the step where live\n"
+        "                  bytes peak, largest first, with their share of the peak\n"
         "  -h, --help      this text\n"
         "\n"
         "output: nodes (live, in place, dead), buffers (activation, persistent, named by a\n"
@@ -57,7 +63,8 @@ static double mb(size_t bytes)
 
 int tp_cmd_alloc(int argc, char **argv)
 {
-    const char *path = NULL, *plan_path = NULL;
+    const char *path = NULL, *plan_path = NULL, *html_path = NULL;
+    int explain = 0;
     tp_alloc_options opts = tp_alloc_options_default();
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -80,6 +87,12 @@ int tp_cmd_alloc(int argc, char **argv)
             if (r < 0)
                 return TP_EXIT_USAGE;
             plan_path = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            html_path = v;
+        } else if (strcmp(argv[i], "--explain") == 0) {
+            explain = 1;
         } else if (strcmp(argv[i], "--exact-sizes") == 0) {
             opts.size_classes = 0;
         } else if (tp_cli_take_positional(argv[0], argv[i], &path, "GRAPH.json") != 0) {
@@ -150,6 +163,13 @@ int tp_cmd_alloc(int argc, char **argv)
         printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
         if (plan_path)
             printf("plan written to %s\n", plan_path);
+        if (html_path)
+            printf("picture written to %s\n", html_path);
+    }
+    if (rc == TP_EXIT_OK && (html_path || explain) &&
+        tp_html_alloc_report(html_path, explain ? stdout : NULL, path, a) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        rc = TP_EXIT_ERROR;
     }
     tp_allocator_destroy(a);
     tp_graph_destroy(g);

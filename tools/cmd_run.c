@@ -12,6 +12,7 @@
 #include "tensorplan/decode.h"
 #include "tensorplan/graph_io.h"
 #include "tensorplan/kernels.h"
+#include "tensorplan/plan_html.h"
 
 #define RUN_DEFAULT_PROMPT 8
 #define RUN_DEFAULT_MAX_NEW 8
@@ -24,7 +25,7 @@ void tp_help_run(FILE *out)
         "                      [--strategy pool|arena|naive]\n"
         "                      [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
         "                      [--trace FILE] [--dump-dir DIR]\n"
-        "                      [--dump-graph FILE] [--dump-graph-json FILE]\n"
+        "                      [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
         "\n"
         "Runs a built-in model with deterministic random weights (from --seed): prefill of the\n"
         "prompt (logits for the last token only), then greedy decoding, every decode step on\n"
@@ -53,6 +54,8 @@ void tp_help_run(FILE *out)
         "  --dump-graph FILE   write the prefill graph as Graphviz DOT (after build, backend\n"
         "                      assignment and fusion) and exit\n"
         "  --dump-graph-json FILE  the same graph as JSON, then exit\n"
+        "  --html FILE         before the run, a picture of the prefill and decode plans\n"
+        "                      (the graphs this run plans) as one HTML page (docs/picture.md)\n"
         "  -h, --help          this text\n"
         "\n"
         "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
@@ -155,12 +158,26 @@ static int dump_graph(const tp_model_config *c, const tp_session_options *o, siz
     return rc;
 }
 
+/* --html: the prefill and decode graphs of this run, planned with its options. */
+static int picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
+                   size_t ctx, const char *path)
+{
+    tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
+    tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
+    if (tp_html_model_report(path, NULL, c, &pre, &dec, &o->alloc) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    printf("picture of the plans written to %s\n", path);
+    return TP_EXIT_OK;
+}
+
 int tp_cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *tokens_s = NULL, *len_s = NULL, *max_new_s = NULL;
     const char *seed_s = NULL, *n_ctx_s = NULL, *queued_s = NULL, *strategy_s = NULL;
     const char *aliasing_s = NULL, *threads_s = NULL, *trace_s = NULL, *dump_s = NULL;
-    const char *dot_s = NULL, *json_s = NULL;
+    const char *dot_s = NULL, *json_s = NULL, *html_s = NULL;
     const tp_cli_flag flags[] = {
         { "--prompt-tokens", &tokens_s }, { "--prompt-len", &len_s },
         { "--max-new", &max_new_s },      { "--seed", &seed_s },
@@ -168,7 +185,7 @@ int tp_cmd_run(int argc, char **argv)
         { "--strategy", &strategy_s },    { "--aliasing", &aliasing_s },
         { "--threads", &threads_s },      { "--trace", &trace_s },
         { "--dump-dir", &dump_s },        { "--dump-graph", &dot_s },
-        { "--dump-graph-json", &json_s },
+        { "--dump-graph-json", &json_s }, { "--html", &html_s },
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -254,6 +271,10 @@ int tp_cmd_run(int argc, char **argv)
         int rc = dump_graph(&cfg, &o, n_prompt, dot_s, json_s);
         free(prompt);
         return rc;
+    }
+    if (html_s && picture(&cfg, &o, n_prompt, ctx, html_s) != TP_EXIT_OK) {
+        free(prompt);
+        return TP_EXIT_ERROR;
     }
     if (!trace_s)
         trace_s = getenv("TENSORPLAN_TRACE");
