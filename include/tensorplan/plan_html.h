@@ -59,7 +59,7 @@ size_t tp_html_page_panel_count(const tp_html_page *page);
 tp_html_panel tp_html_page_panel(const tp_html_page *page, size_t i);
 
 /* "Live at the peak": the first step where the total size of the rectangles live at it is
- * largest (*step, *bytes; 0 and 0 for an empty panel), and in order[0 .. *n_live) the
+ * largest (*step, *bytes; 0 and 0 when no tensor of non-zero size is live), and in order[0 .. *n_live) the
  * indices of the rectangles live then, largest first (equal sizes by index). order has room
  * for panel->count entries (may be NULL when count is 0). */
 tp_status tp_html_peak(const tp_html_panel *panel, size_t *step, size_t *bytes, size_t *order,

@@ -171,7 +171,6 @@ static tp_status peak_step(const tp_html_panel *panel, size_t *step, size_t *byt
     }
     qsort(ev, 2 * n, sizeof *ev, event_cmp);
     size_t live = 0, best = 0, best_step = 0;
-    int have = 0;
     for (size_t e = 0; e < 2 * n; e++) {
         if (ev[e].add) {
             if (live > SIZE_MAX - ev[e].delta) {
@@ -183,10 +182,9 @@ static tp_status peak_step(const tp_html_panel *panel, size_t *step, size_t *byt
             live -= ev[e].delta;
         }
         int last_of_step = e + 1 == 2 * n || ev[e + 1].step != ev[e].step;
-        if (last_of_step && ev[e].add && (!have || live > best)) {
+        if (last_of_step && ev[e].add && live > best) {
             best = live;
             best_step = ev[e].step;
-            have = 1;
         }
     }
     free(ev);
