@@ -277,6 +277,30 @@ static void test_alloc_panels(void **state)
     tp_html_page_destroy(page);
 }
 
+/* `plan --explain` on MiniMalloc's example (id,lower,upper,size: b1,0,3,4; b2,3,9,4; b3,0,9,4;
+ * b4,9,21,4; b5,0,21,4): steps 0-2 have b1, b3, b5 live (12 bytes), later steps 8 bytes,
+ * so the peak is step 0 with those three, a third each, in file order (equal sizes). */
+static void test_plan_explain_text(void **state)
+{
+    (void)state;
+    char cmd[1024], out[4096];
+    snprintf(cmd, sizeof cmd, "'%s' plan '%s/minimalloc/input.12.csv' --explain", TP_CLI_PATH,
+             TP_TEST_DATA);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    const char *at = strstr(out, "live at the peak: arena: step 0, 12 bytes in 3 tensors");
+    assert_non_null(at);
+    const char *b1 = strstr(at, "33.33%              4  buffer     b1\n");
+    const char *b3 = strstr(at, "33.33%              4  buffer     b3\n");
+    const char *b5 = strstr(at, "33.33%              4  buffer     b5\n");
+    assert_true(b1 && b3 && b5 && b1 < b3 && b3 < b5);
+    assert_null(strstr(at, "b2"));
+    assert_null(strstr(at, "b4"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_peak_equals_brute_force),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_alloc_panels),
+        cmocka_unit_test(test_plan_explain_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
