@@ -99,17 +99,10 @@ static int html_attr(const char *dom, const char *name, char *out, size_t cap)
     return 1;
 }
 
-/* Opens PAGE headless: the DOM after the script ran, and a screenshot. */
-static void check_in_browser(const char *page, long want_shapes, int screenshot)
+/* The DOM after the script ran: the attributes it writes. */
+static void check_dom(const char *dom_path, long want_shapes)
 {
-    char cmd_base[1024], dom_path[400], png[400], attr[64];
-    snprintf(cmd_base, sizeof cmd_base,
-             "chromium --headless --no-sandbox --disable-gpu --no-first-run "
-             "--user-data-dir='%s/profile' --window-size=1200,900",
-             tmpdir);
-    snprintf(dom_path, sizeof dom_path, "%s/%s.dom", tmpdir, page);
-    assert_int_equal(sh("%s --dump-dom 'file://%s/%s' >'%s' 2>/dev/null", cmd_base, tmpdir,
-                        page, dom_path), 0);
+    char attr[64];
     char *dom = slurp(dom_path, NULL);
     assert_true(html_attr(dom, "data-errors", attr, sizeof attr)); /* the script ran */
     assert_string_equal(attr, "0");
@@ -120,11 +113,26 @@ static void check_in_browser(const char *page, long want_shapes, int screenshot)
     assert_true(html_attr(dom, "data-drawn-count", attr, sizeof attr));
     assert_int_equal(strtol(attr, NULL, 10), want_shapes);
     free(dom);
+}
+
+/* Opens PAGE headless twice at once (each browser with its own profile): --dump-dom, and
+ * with SCREENSHOT also --screenshot, whose PNG must exist. */
+static void check_in_browser(const char *page, long want_shapes, int screenshot)
+{
+    char base[512], dom_path[400], png[400], shot[2048];
+    snprintf(base, sizeof base,
+             "chromium --headless --no-sandbox --disable-gpu --no-first-run "
+             "--window-size=1200,900 --user-data-dir='%s/profile-%s", tmpdir, page);
+    snprintf(dom_path, sizeof dom_path, "%s/%s.dom", tmpdir, page);
+    snprintf(png, sizeof png, "%s/%s.png", tmpdir, page);
+    snprintf(shot, sizeof shot, "(cd '%s' && %s-shot' --screenshot='%s' 'file://%s/%s' "
+             ">/dev/null 2>&1) & shot=$!; ", tmpdir, base, png, tmpdir, page);
+    assert_int_equal(sh("%s%s-dom' --dump-dom 'file://%s/%s' >'%s' 2>/dev/null || exit 1; %s",
+                        screenshot ? shot : "", base, tmpdir, page, dom_path,
+                        screenshot ? "wait $shot" : "true"), 0);
+    check_dom(dom_path, want_shapes);
     if (!screenshot)
         return;
-    snprintf(png, sizeof png, "%s/%s.png", tmpdir, page);
-    assert_int_equal(sh("cd '%s' && %s --screenshot='%s' 'file://%s/%s' >/dev/null 2>&1",
-                        tmpdir, cmd_base, png, tmpdir, page), 0);
     size_t len = 0;
     char *bytes = slurp(png, &len);
     assert_true(len > 1000);
@@ -253,7 +261,7 @@ static void test_large_page(void **state)
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     fprintf(stderr, "100000 tensors: %zu bytes (%.1f per tensor), opened and drawn in %.2f s\n",
             bytes, (double)bytes / N, s);
-    assert_true(s < 15.0);
+    assert_true(s < 30.0); /* about 2 s on an idle machine; generous for a loaded one */
 }
 
 int main(void)

@@ -61,6 +61,52 @@ static double mb(size_t bytes)
     return (double)bytes / 1e6;
 }
 
+/* The statistics of the allocator's plan of PATH. */
+static void print_stats(const char *path, const tp_alloc_options *o, const tp_allocator *a,
+                        const char *plan_path, const char *html_path)
+{
+    tp_alloc_options opts = *o;
+    tp_plan_stats s = tp_alloc_stats(a);
+    printf("%s: strategy %s, aliasing %s, %s\n", path, tp_alloc_strategy_name(opts.strategy),
+           tp_alias_policy_name(opts.aliasing),
+           opts.size_classes ? "size classes" : "exact sizes");
+    printf("nodes %zu: %zu live (%zu in place), %zu dead\n", s.nodes, s.live_nodes,
+           s.aliased_nodes, s.dead_nodes);
+    printf("buffers %zu: %zu activation, %zu persistent; %zu named by nodes\n", s.buffers,
+           s.activation_buffers, s.persistent_buffers, s.mapped_buffers);
+    for (int b = 0; b < TP_MAX_BACKENDS; b++)
+        if (s.buffers_per_backend[b])
+            printf("  %-8s %zu buffers, %zu bytes\n", tp_backend_name(b),
+                   s.buffers_per_backend[b], s.bytes_per_backend[b]);
+    printf("activation bytes %zu (%.3f MB); naive %zu (%.3f MB)\n", s.activation_bytes,
+           mb(s.activation_bytes), s.naive_bytes, mb(s.naive_bytes));
+    printf("peak live (lower bound) %zu (%.3f MB); peak held %zu (%.3f MB)\n",
+           s.peak_live_bytes, mb(s.peak_live_bytes), s.peak_held_bytes,
+           mb(s.peak_held_bytes));
+    size_t nkv = tp_alloc_kv_count(a), kv_elems = 0;
+    int same = 1;
+    for (size_t i = 0; i < nkv; i++) {
+        tp_bufref k, v;
+        tp_alloc_kv_at(a, i, NULL, &k, &v);
+        if (i == 0)
+            kv_elems = k.len;
+        if (k.len != kv_elems || v.len != kv_elems)
+            same = 0;
+    }
+    if (nkv && same)
+        printf("persistent %zu bytes (%.1f MB): %zu KV regions of %zu elements (%zu "
+               "layers)\n",
+               s.persistent_bytes, mb(s.persistent_bytes), 2 * nkv, kv_elems, nkv);
+    else
+        printf("persistent %zu bytes (%.1f MB): %zu regions, %zu KV layers\n",
+               s.persistent_bytes, mb(s.persistent_bytes), s.persistent_buffers, nkv);
+    printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
+    if (plan_path)
+        printf("plan written to %s\n", plan_path);
+    if (html_path)
+        printf("picture written to %s\n", html_path);
+}
+
 int tp_cmd_alloc(int argc, char **argv)
 {
     const char *path = NULL, *plan_path = NULL, *html_path = NULL;
@@ -125,47 +171,8 @@ int tp_cmd_alloc(int argc, char **argv)
         tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
-    if (rc == TP_EXIT_OK) {
-        tp_plan_stats s = tp_alloc_stats(a);
-        printf("%s: strategy %s, aliasing %s, %s\n", path, tp_alloc_strategy_name(opts.strategy),
-               tp_alias_policy_name(opts.aliasing),
-               opts.size_classes ? "size classes" : "exact sizes");
-        printf("nodes %zu: %zu live (%zu in place), %zu dead\n", s.nodes, s.live_nodes,
-               s.aliased_nodes, s.dead_nodes);
-        printf("buffers %zu: %zu activation, %zu persistent; %zu named by nodes\n", s.buffers,
-               s.activation_buffers, s.persistent_buffers, s.mapped_buffers);
-        for (int b = 0; b < TP_MAX_BACKENDS; b++)
-            if (s.buffers_per_backend[b])
-                printf("  %-8s %zu buffers, %zu bytes\n", tp_backend_name(b),
-                       s.buffers_per_backend[b], s.bytes_per_backend[b]);
-        printf("activation bytes %zu (%.3f MB); naive %zu (%.3f MB)\n", s.activation_bytes,
-               mb(s.activation_bytes), s.naive_bytes, mb(s.naive_bytes));
-        printf("peak live (lower bound) %zu (%.3f MB); peak held %zu (%.3f MB)\n",
-               s.peak_live_bytes, mb(s.peak_live_bytes), s.peak_held_bytes,
-               mb(s.peak_held_bytes));
-        size_t nkv = tp_alloc_kv_count(a), kv_elems = 0;
-        int same = 1;
-        for (size_t i = 0; i < nkv; i++) {
-            tp_bufref k, v;
-            tp_alloc_kv_at(a, i, NULL, &k, &v);
-            if (i == 0)
-                kv_elems = k.len;
-            if (k.len != kv_elems || v.len != kv_elems)
-                same = 0;
-        }
-        if (nkv && same)
-            printf("persistent %zu bytes (%.1f MB): %zu KV regions of %zu elements (%zu "
-                   "layers)\n",
-                   s.persistent_bytes, mb(s.persistent_bytes), 2 * nkv, kv_elems, nkv);
-        else
-            printf("persistent %zu bytes (%.1f MB): %zu regions, %zu KV layers\n",
-                   s.persistent_bytes, mb(s.persistent_bytes), s.persistent_buffers, nkv);
-        printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
-        if (plan_path)
-            printf("plan written to %s\n", plan_path);
-        if (html_path)
-            printf("picture written to %s\n", html_path);
-    }
+    if (rc == TP_EXIT_OK)
+        print_stats(path, &opts, a, plan_path, html_path);
     if (rc == TP_EXIT_OK && (html_path || explain) &&
         tp_html_alloc_report(html_path, explain ? stdout : NULL, path, a) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
