@@ -100,7 +100,7 @@ static int html_attr(const char *dom, const char *name, char *out, size_t cap)
 }
 
 /* The DOM after the script ran: the attributes it writes. */
-static void check_dom(const char *dom_path, long want_shapes)
+static void check_dom(const char *dom_path, long want_shapes, char *probe, size_t cap)
 {
     char attr[64];
     char *dom = slurp(dom_path, NULL);
@@ -112,12 +112,16 @@ static void check_dom(const char *dom_path, long want_shapes)
     assert_string_equal(attr, "arena,peak");
     assert_true(html_attr(dom, "data-drawn-count", attr, sizeof attr));
     assert_int_equal(strtol(attr, NULL, 10), want_shapes);
+    if (probe)
+        assert_true(html_attr(dom, "data-probe", probe, cap));
     free(dom);
 }
 
 /* Opens PAGE headless twice at once (each browser with its own profile): --dump-dom, and
- * with SCREENSHOT also --screenshot, whose PNG must exist. */
-static void check_in_browser(const char *page, long want_shapes, int screenshot)
+ * with SCREENSHOT also --screenshot, whose PNG must exist. With PROBE ("#probe=..."), the
+ * DOM is that of PAGE + PROBE and its tooltips go to got. */
+static void check_in_browser_probe(const char *page, long want_shapes, int screenshot,
+                                   const char *probe, char *got, size_t cap)
 {
     char base[512], dom_path[400], png[400], shot[2048];
     snprintf(base, sizeof base,
@@ -127,10 +131,10 @@ static void check_in_browser(const char *page, long want_shapes, int screenshot)
     snprintf(png, sizeof png, "%s/%s.png", tmpdir, page);
     snprintf(shot, sizeof shot, "(cd '%s' && %s-shot' --screenshot='%s' 'file://%s/%s' "
              ">/dev/null 2>&1) & shot=$!; ", tmpdir, base, png, tmpdir, page);
-    assert_int_equal(sh("%s%s-dom' --dump-dom 'file://%s/%s' >'%s' 2>/dev/null || exit 1; %s",
-                        screenshot ? shot : "", base, tmpdir, page, dom_path,
-                        screenshot ? "wait $shot" : "true"), 0);
-    check_dom(dom_path, want_shapes);
+    assert_int_equal(sh("%s%s-dom' --dump-dom 'file://%s/%s%s' >'%s' 2>/dev/null || exit 1; %s",
+                        screenshot ? shot : "", base, tmpdir, page, probe ? probe : "",
+                        dom_path, screenshot ? "wait $shot" : "true"), 0);
+    check_dom(dom_path, want_shapes, probe ? got : NULL, cap);
     if (!screenshot)
         return;
     size_t len = 0;
@@ -138,6 +142,11 @@ static void check_in_browser(const char *page, long want_shapes, int screenshot)
     assert_true(len > 1000);
     assert_memory_equal(bytes, "\x89PNG\r\n\x1a\n", 8);
     free(bytes);
+}
+
+static void check_in_browser(const char *page, long want_shapes, int screenshot)
+{
+    check_in_browser_probe(page, want_shapes, screenshot, NULL, NULL, 0);
 }
 
 /* Data rows of a CSV file: its non-empty lines after the header. */
@@ -191,6 +200,42 @@ static void test_plan_page(void **state)
     check_in_browser("plan.html", csv_rows(problem), 1);
 }
 
+/* Hovering: the page's #probe=0:K,... hovers the centre of each rectangle K in turn and
+ * records the tooltips; each must name the buffer with its size, steps and offset as the
+ * problem and the solution file give them. */
+static void test_plan_hover(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    const char *problem = TP_TEST_DATA "/minimalloc/input.12.csv";
+    assert_int_equal(sh("'%s' plan '%s' -o '%s/sol.csv' --html '%s/hover.html' >/dev/null",
+                        TP_CLI_PATH, problem, tmpdir, tmpdir), 0);
+    char path[400], want[2048] = "", hash[256] = "#probe=", id[32], line[128];
+    snprintf(path, sizeof path, "%s/sol.csv", tmpdir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f)); /* id,lower,upper,size,offset */
+    unsigned long lower, upper, size, offset;
+    for (int k = 0; fgets(line, sizeof line, f); k++) {
+        assert_int_equal(sscanf(line, "%31[^,],%lu,%lu,%lu,%lu", id, &lower, &upper, &size,
+                                &offset), 5);
+        assert_true(size < 1000); /* the tooltip writes "N B" twice below 1 KB */
+        snprintf(want + strlen(want), sizeof want - strlen(want),
+                 "%s%s | buffer | size %lu B (%lu B) | steps %lu .. %lu | offset %lu",
+                 k ? " || " : "", id, size, size, lower, upper - 1, offset);
+        snprintf(hash + strlen(hash), sizeof hash - strlen(hash), "%s0:%d", k ? "," : "", k);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/hover.dom", tmpdir);
+    assert_int_equal(sh("chromium --headless --no-sandbox --disable-gpu --no-first-run "
+                        "--user-data-dir='%s/profile-hover' --dump-dom 'file://%s/hover.html%s' "
+                        ">'%s' 2>/dev/null", tmpdir, tmpdir, hash, path), 0);
+    char *dom = slurp(path, NULL), got[2048];
+    assert_true(html_attr(dom, "data-probe", got, sizeof got));
+    assert_string_equal(got, want);
+    free(dom);
+}
+
 /* A graph with a queued layer: panels for cpu, queued and the KV regions. */
 static void test_alloc_page(void **state)
 {
@@ -240,10 +285,16 @@ static void test_large_page(void **state)
     assert_non_null(f);
     fprintf(f, "id,lower,upper,size\n");
     uint64_t x = 88172645463325252ull;
+    unsigned probed[3] = {0, 0, 0}; /* lower, upper, size of tensor N / 2, the large one */
     for (int i = 0; i < N; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         unsigned lower = (unsigned)(i / 8), len = 1 + (unsigned)(x % 64);
-        fprintf(f, "t%d,%u,%u,%u\n", i, lower, lower + len, 64 + (unsigned)(x >> 40) % 4096);
+        unsigned size = 64 + (unsigned)(x >> 40) % 4096;
+        if (i == N / 2) /* one tensor several pixels wide and tall, to hover */
+            len = 2000, size = 1u << 18;
+        fprintf(f, "t%d,%u,%u,%u\n", i, lower, lower + len, size);
+        if (i == N / 2)
+            probed[0] = lower, probed[1] = lower + len, probed[2] = size;
     }
     fclose(f);
     assert_int_equal(sh("'%s' plan '%s' --html '%s/big.html' >/dev/null", TP_CLI_PATH, path,
@@ -256,7 +307,13 @@ static void test_large_page(void **state)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     snprintf(path, sizeof path, "%s/big.csv", tmpdir);
-    check_in_browser("big.html", csv_rows(path), 0);
+    char got[512], want[128];
+    check_in_browser_probe("big.html", csv_rows(path), 0, "#probe=0:50000", got, sizeof got);
+    /* hovering still finds one tensor among 100,000 */
+    snprintf(want, sizeof want, "t50000 | buffer | size %u B (", probed[2]);
+    assert_memory_equal(got, want, strlen(want));
+    snprintf(want, sizeof want, " | steps %u .. %u | offset ", probed[0], probed[1] - 1);
+    assert_non_null(strstr(got, want));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     fprintf(stderr, "100000 tensors: %zu bytes (%.1f per tensor), opened and drawn in %.2f s\n",
@@ -268,6 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_page),
+        cmocka_unit_test(test_plan_hover),
         cmocka_unit_test(test_alloc_page),
         cmocka_unit_test(test_model_page),
         cmocka_unit_test(test_large_page),
