@@ -213,6 +213,23 @@ static void test_refusals(void **state)
     r = (tp_html_rect){"a", "b", SIZE_MAX, 0, 0, 1, NULL};
     assert_int_equal(tp_html_page_add_rect(page, 0, &r), TP_ERR_OVERFLOW);
     assert_int_equal(tp_html_page_panel(page, 0).count, 0);
+    /* many panels, each with its own rectangles, interleaved */
+    for (size_t k = 1; k <= 40; k++)
+        assert_int_equal(tp_html_page_add_panel(page, "g", "p", 100, 0, NULL), TP_OK);
+    for (size_t i = 0; i < 30; i++)
+        for (size_t k = 1; k <= 40; k++) {
+            r = (tp_html_rect){"x", "l", k, i, i, i * k, NULL};
+            assert_int_equal(tp_html_page_add_rect(page, k, &r), TP_OK);
+        }
+    assert_int_equal(tp_html_page_panel_count(page), 41);
+    for (size_t k = 1; k <= 40; k++) {
+        tp_html_panel q = tp_html_page_panel(page, k);
+        assert_int_equal(q.count, 30);
+        assert_int_equal(q.steps, 30);
+        for (size_t i = 0; i < 30; i++)
+            assert_true(q.rects[i].size == k && q.rects[i].offset == i * k &&
+                        q.rects[i].first == i);
+    }
     tp_html_page_destroy(page);
 }
 

@@ -61,10 +61,9 @@ tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const ch
     if (!page)
         return tp_fail(TP_ERR_INVALID, "tp_html_page_add_panel: NULL page");
     size_t n = page->n_panels;
-    size_t cap = page->cap_panels;
     tp_status st = TP_GROW(&page->panels, &page->cap_panels, n + 1);
     if (st == TP_OK)
-        st = TP_GROW(&page->rect_cap, &cap, n + 1);
+        st = TP_GROW(&page->rect_cap, &page->cap_rect_cap, n + 1);
     if (st != TP_OK)
         return st;
     tp_html_panel *q = &page->panels[n];

@@ -11,6 +11,7 @@ struct tp_html_page {
     tp_html_panel *panels; /* rects and strings owned by the page */
     size_t n_panels, cap_panels;
     size_t *rect_cap;      /* capacity of each panel's rects */
+    size_t cap_rect_cap;
 };
 
 /* The style sheet and the script that draws the embedded data, one line per string, NULL
