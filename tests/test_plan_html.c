@@ -236,10 +236,11 @@ static void test_refusals(void **state)
 /* The allocator's panels of a model's graphs: every rectangle below its panel's arena, no
  * two sharing a byte at a common step, the KV panel one rectangle per region, and the
  * activation panel's lower bound the allocator's peak of live bytes. */
-static void check_panels(const tp_html_page *page, size_t first, const tp_allocator *a)
+static void check_panels(const tp_html_page *page, size_t first, const tp_allocator *a,
+                         int queued)
 {
     size_t np = tp_html_page_panel_count(page);
-    assert_int_equal(np - first, 2); /* host graphs of the tiny model: cpu, KV */
+    assert_int_equal(np - first, queued ? 3 : 2); /* cpu, (queued,) KV */
     for (size_t k = first; k < np; k++) {
         tp_html_panel p = tp_html_page_panel(page, k);
         assert_true(p.count > 0);
@@ -255,10 +256,15 @@ static void check_panels(const tp_html_page *page, size_t first, const tp_alloca
             }
         }
     }
-    tp_html_panel kv = tp_html_page_panel(page, first + 1);
+    /* one time axis for the graph: its steps 0 .. n, n the step after the last node */
+    for (size_t k = first; k < np; k++)
+        assert_int_equal(tp_html_page_panel(page, k).steps,
+                         tp_alloc_current_graph(a)->n_nodes + 1);
+    tp_html_panel kv = tp_html_page_panel(page, np - 1);
     assert_int_equal(kv.count, tp_alloc_persistent_count(a));
-    assert_int_equal(tp_html_page_panel(page, first).lower_bound,
-                     tp_alloc_stats(a).peak_live_bytes);
+    if (!queued) /* one backend: its panel's peak is the graph's */
+        assert_int_equal(tp_html_page_panel(page, first).lower_bound,
+                         tp_alloc_stats(a).peak_live_bytes);
 }
 
 static void test_alloc_panels(void **state)
@@ -270,13 +276,14 @@ static void test_alloc_panels(void **state)
     assert_int_equal(tp_html_page_create("tiny", &page), TP_OK);
     const tp_alloc_strategy strategies[] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA};
     for (size_t s = 0; s < 2; s++) {
-        for (size_t tokens = 1; tokens <= 9; tokens += 8) {
+        for (size_t tokens = 1; tokens <= 9; tokens += 4) {
             tp_graph_params gp;
             memset(&gp, 0, sizeof gp);
             gp.n_tokens = tokens;
             gp.n_out = 1;
             gp.n_ctx = 64;
             gp.fuse_ffn = 1;
+            gp.queued_layers = tokens == 5; /* layer 0 on the queued backend */
             tp_graph *g = NULL;
             tp_allocator *a = NULL;
             tp_alloc_options o = tp_alloc_options_default();
@@ -286,7 +293,7 @@ static void test_alloc_panels(void **state)
             assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
             size_t first = tp_html_page_panel_count(page);
             assert_int_equal(tp_html_add_alloc(page, "g", a), TP_OK);
-            check_panels(page, first, a);
+            check_panels(page, first, a, gp.queued_layers);
             tp_allocator_destroy(a);
             tp_graph_destroy(g);
         }

@@ -188,11 +188,14 @@ static tp_status region_rects(tp_html_page *page, const tp_allocator *a, const b
     return TP_OK;
 }
 
-/* Every panel from first on gets its peak of live bytes as its lower bound. */
-static tp_status set_lower_bounds(tp_html_page *page, size_t first)
+/* Every panel from first on gets its peak of live bytes as its lower bound, and the graph's
+ * time axis (steps 0 .. n), so that the panels of one graph line up. */
+static tp_status finish_panels(tp_html_page *page, size_t first, size_t n)
 {
     for (size_t i = first; i < page->n_panels; i++) {
         tp_html_panel *q = &page->panels[i];
+        if (q->steps < n + 1)
+            q->steps = n + 1;
         size_t *order = malloc((q->count + 1) * sizeof *order), step, m;
         if (!order)
             return tp_fail(TP_ERR_NOMEM, "html page: out of memory");
@@ -225,7 +228,7 @@ tp_status tp_html_add_alloc(tp_html_page *page, const char *group, const tp_allo
     if (st == TP_OK)
         st = region_rects(page, alloc, bb, nb, n);
     if (st == TP_OK)
-        st = set_lower_bounds(page, first_panel);
+        st = finish_panels(page, first_panel, n);
     for (size_t i = 0; text && i < n; i++)
         free(text[i].data);
     free(text);
