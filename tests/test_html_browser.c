@@ -220,6 +220,26 @@ static void test_plan_page(void **state)
     assert_string_equal(got, want);
 }
 
+/* The error counter itself: a page with a failing script after the drawing must read
+ * data-errors="1", or the checks above could not see an error. */
+static void test_error_counter(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CHROMIUM();
+    assert_int_equal(sh("'%s' plan '%s/minimalloc/input.12.csv' --html '%s/e.html' >/dev/null "
+                        "&& sed -i 's|</body>|<script>no_such_function();</script></body>|' "
+                        "'%s/e.html'", TP_CLI_PATH, TP_TEST_DATA, tmpdir, tmpdir), 0);
+    assert_int_equal(sh("chromium --headless --no-sandbox --disable-gpu --no-first-run "
+                        "--user-data-dir='%s/profile-e' --dump-dom 'file://%s/e.html' "
+                        ">'%s/e.dom' 2>/dev/null", tmpdir, tmpdir, tmpdir), 0);
+    char path[400], attr[64];
+    snprintf(path, sizeof path, "%s/e.dom", tmpdir);
+    char *dom = slurp(path, NULL);
+    assert_true(html_attr(dom, "data-errors", attr, sizeof attr));
+    assert_string_equal(attr, "1");
+    free(dom);
+}
+
 /* A graph with a queued layer: panels for cpu, queued and the KV regions. */
 static void test_alloc_page(void **state)
 {
@@ -309,6 +329,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_page),
+        cmocka_unit_test(test_error_counter),
         cmocka_unit_test(test_alloc_page),
         cmocka_unit_test(test_model_page),
         cmocka_unit_test(test_large_page),

@@ -87,6 +87,8 @@ static void test_page_holds_every_rect(void **state)
                                i % 7 == 0 ? aliases[i] : NULL};
         assert_int_equal(tp_html_page_add_rect(page, 0, &in[i]), TP_OK);
     }
+    for (size_t k = 0; k < 5; k++)
+        assert_int_equal(tp_html_page_add_band(page, 0, 1000 * k, 1000 - k), TP_OK);
     assert_int_equal(tp_html_page_add_panel(page, "g2", "empty", 0, 0, NULL), TP_OK);
     char *text = page_text(page);
     /* the only "</script>" are the page's own closing tags: the data cannot end early */
@@ -128,6 +130,12 @@ static void test_page_holds_every_rect(void **state)
             max_last = in[i].last;
     }
     assert_int_equal((size_t)cJSON_GetObjectItem(p0, "steps")->valuedouble, max_last + 1);
+    const cJSON *jb = cJSON_GetObjectItem(p0, "bands");
+    assert_int_equal(cJSON_GetArraySize(jb), 10);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal((size_t)num(jb, 2 * k), 1000 * (size_t)k);
+        assert_int_equal((size_t)num(jb, 2 * k + 1), 1000 - (size_t)k);
+    }
     const cJSON *p1 = cJSON_GetArrayItem(panels, 1);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(p1, "names")), 0);
     cJSON_Delete(data);
@@ -188,7 +196,7 @@ static void test_peak_equals_brute_force(void **state)
             r[i] = (tp_html_rect){"x", "l", (tpt_rng_next(&rng) % 5) * 8, a < b ? a : b,
                                   a < b ? b : a, 0, NULL};
         }
-        tp_html_panel p = {"", "", 0, 0, horizon, r, n};
+        tp_html_panel p = {"", "", 0, 0, horizon, r, n, NULL, 0};
         size_t step, bytes, m, order[40], want_step, want_bytes, want_m, want[40];
         assert_int_equal(tp_html_peak(&p, &step, &bytes, order, &m), TP_OK);
         brute_peak(r, n, &want_step, &want_bytes, want, &want_m);
@@ -262,6 +270,22 @@ static void check_panels(const tp_html_page *page, size_t first, const tp_alloca
                          tp_alloc_current_graph(a)->n_nodes + 1);
     tp_html_panel kv = tp_html_page_panel(page, np - 1);
     assert_int_equal(kv.count, tp_alloc_persistent_count(a));
+    /* pool buffers: one band each, and every window inside one buffer */
+    int pool = tp_alloc_plan_options(a).strategy == TP_STRATEGY_POOL;
+    size_t bands = 0;
+    for (size_t k = first; k + 1 < np; k++) {
+        tp_html_panel p = tp_html_page_panel(page, k);
+        bands += p.n_bands;
+        for (size_t i = 0; i < p.count && pool; i++) {
+            size_t inside = 0;
+            const tp_html_rect *x = &p.rects[i];
+            for (size_t b = 0; b < p.n_bands; b++)
+                inside += p.bands[2 * b] <= x->offset &&
+                          x->offset + x->size <= p.bands[2 * b] + p.bands[2 * b + 1];
+            assert_int_equal(inside, 1);
+        }
+    }
+    assert_int_equal(bands, pool ? tp_alloc_stats(a).activation_buffers : 0);
     if (!queued) /* one backend: its panel's peak is the graph's */
         assert_int_equal(tp_html_page_panel(page, first).lower_bound,
                          tp_alloc_stats(a).peak_live_bytes);

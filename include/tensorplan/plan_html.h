@@ -40,6 +40,10 @@ typedef struct tp_html_panel {
     size_t steps;            /* time steps 0 .. steps - 1 (at least every rect's last + 1) */
     const tp_html_rect *rects;
     size_t count;
+    /* Optional bands: the address ranges of the buffers a panel stacks (pool buffers), drawn
+     * as alternating stripes behind the rectangles; 2 numbers each, offset and size. */
+    const size_t *bands;
+    size_t n_bands;
 } tp_html_panel;
 
 typedef struct tp_html_page tp_html_page;
@@ -54,14 +58,17 @@ tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const ch
 /* Appends a rectangle to panel INDEX; refuses first > last and offset + size overflowing. */
 tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_rect *rect);
 
+/* Appends a band [offset, offset + size) to panel INDEX. */
+tp_status tp_html_page_add_band(tp_html_page *page, size_t index, size_t offset, size_t size);
+
 size_t tp_html_page_panel_count(const tp_html_page *page);
 /* i < count; valid until the page changes. */
 tp_html_panel tp_html_page_panel(const tp_html_page *page, size_t i);
 
 /* "Live at the peak": the first step where the total size of the rectangles live at it is
- * largest (*step, *bytes; 0 and 0 when no tensor of non-zero size is live), and in order[0 .. *n_live) the
- * indices of the rectangles live then, largest first (equal sizes by index). order has room
- * for panel->count entries (may be NULL when count is 0). */
+ * largest (*step, *bytes; 0 and 0 when no tensor of non-zero size is live), and in
+ * order[0 .. *n_live) the indices of the rectangles live then, largest first (equal sizes by
+ * index). order has room for panel->count entries (may be NULL when count is 0). */
 tp_status tp_html_peak(const tp_html_panel *panel, size_t *step, size_t *bytes, size_t *order,
                        size_t *n_live);
 
@@ -80,10 +87,11 @@ tp_status tp_html_csv_report(const char *html_path, FILE *explain, const tp_csv_
                              const size_t *offsets, size_t arena, size_t peak);
 
 /* The allocator's current plan, in GROUP (NULL: ""): one panel per backend with activation
- * buffers (pool buffers stacked in plan order, or the arena) and one of the persistent
- * regions (the KV cache). Lifetimes follow docs/allocator.md: a node from its position
- * (inputs from 0) to its last consumer, inputs and outputs to the end (step = node count);
- * a node written in place joins its source's rectangle. */
+ * buffers (pool buffers stacked in plan order, each a band, or the arena) and one of the
+ * persistent regions (the KV cache). Lifetimes follow docs/allocator.md: a node from its
+ * position (inputs from 0) to its last consumer, inputs and outputs to the end (step = node
+ * count); a node written in place joins its source's rectangle. Every panel of the graph
+ * spans steps 0 .. node count. */
 tp_status tp_html_add_alloc(tp_html_page *page, const char *group, const tp_allocator *alloc);
 tp_status tp_html_alloc_report(const char *html_path, FILE *explain, const char *title,
                                const tp_allocator *alloc);

@@ -46,11 +46,13 @@ void tp_html_page_destroy(tp_html_page *page)
             free((char *)r->aliases);
         }
         free((tp_html_rect *)q->rects);
+        free((size_t *)q->bands);
         free((char *)q->group);
         free((char *)q->title);
     }
     free(page->panels);
     free(page->rect_cap);
+    free(page->band_cap);
     free(page->title);
     free(page);
 }
@@ -64,11 +66,14 @@ tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const ch
     tp_status st = TP_GROW(&page->panels, &page->cap_panels, n + 1);
     if (st == TP_OK)
         st = TP_GROW(&page->rect_cap, &page->cap_rect_cap, n + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&page->band_cap, &page->cap_band_cap, n + 1);
     if (st != TP_OK)
         return st;
     tp_html_panel *q = &page->panels[n];
     memset(q, 0, sizeof *q);
     page->rect_cap[n] = 0;
+    page->band_cap[n] = 0;
     q->group = copy_string(group ? group : "");
     q->title = copy_string(title ? title : "");
     if (!q->group || !q->title) {
@@ -113,6 +118,24 @@ tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_
     rects[q->count++] = r;
     if (r.last + 1 > q->steps)
         q->steps = r.last + 1;
+    return TP_OK;
+}
+
+tp_status tp_html_page_add_band(tp_html_page *page, size_t index, size_t offset, size_t size)
+{
+    if (!page || index >= page->n_panels)
+        return tp_fail(TP_ERR_INVALID, "tp_html_page_add_band: no such panel");
+    if (size > SIZE_MAX - offset)
+        return tp_fail(TP_ERR_OVERFLOW, "html band: offset + size overflows");
+    tp_html_panel *q = &page->panels[index];
+    size_t *bands = (size_t *)q->bands;
+    tp_status st = TP_GROW(&bands, &page->band_cap[index], 2 * q->n_bands + 2);
+    if (st != TP_OK)
+        return st;
+    bands[2 * q->n_bands] = offset;
+    bands[2 * q->n_bands + 1] = size;
+    q->bands = bands;
+    q->n_bands++;
     return TP_OK;
 }
 

@@ -12,6 +12,8 @@ struct tp_html_page {
     size_t n_panels, cap_panels;
     size_t *rect_cap;      /* capacity of each panel's rects */
     size_t cap_rect_cap;
+    size_t *band_cap;      /* capacity (in numbers) of each panel's bands */
+    size_t cap_band_cap;
 };
 
 /* The style sheet and the script that draws the embedded data, one line per string, NULL

@@ -47,6 +47,7 @@ typedef struct buf_base {
     size_t id;
     size_t base;  /* bytes from the bottom of its panel */
     size_t panel; /* index in the page */
+    size_t bytes;
 } buf_base;
 
 static int buf_cmp(const void *a, const void *b)
@@ -101,12 +102,12 @@ static tp_status buffer_panels(tp_html_page *page, const char *group, const tp_a
     for (size_t i = 0; i < nb; i++) {
         tp_plan_buffer b = tp_alloc_plan_buffer_at(a, i);
         size_t slot = b.persistent ? TP_MAX_BACKENDS : (size_t)b.backend;
-        bb[i] = (buf_base){b.backend, b.id, height[slot], slot};
+        bb[i] = (buf_base){b.backend, b.id, height[slot], slot, b.elems * sizeof(float)};
         height[slot] += b.elems * sizeof(float);
         count[slot]++;
     }
-    const char *kind = tp_alloc_plan_options(a).strategy == TP_STRATEGY_ARENA
-                           ? "arena" : "pool buffers stacked";
+    const int arena = tp_alloc_plan_options(a).strategy == TP_STRATEGY_ARENA;
+    const char *kind = arena ? "arena" : "pool buffers stacked";
     tp_status st = TP_OK;
     for (size_t s = 0; s <= TP_MAX_BACKENDS && st == TP_OK; s++) {
         char title[128];
@@ -117,8 +118,12 @@ static tp_status buffer_panels(tp_html_page *page, const char *group, const tp_a
         if (count[s])
             st = tp_html_page_add_panel(page, group, title, height[s], 0, &panel[s]);
     }
-    for (size_t i = 0; i < nb; i++)
+    for (size_t i = 0; i < nb && st == TP_OK; i++) {
+        int stacked = !arena && bb[i].panel < TP_MAX_BACKENDS; /* pool buffers: bands */
         bb[i].panel = panel[bb[i].panel];
+        if (stacked)
+            st = tp_html_page_add_band(page, bb[i].panel, bb[i].base, bb[i].bytes);
+    }
     qsort(bb, nb, sizeof *bb, buf_cmp);
     *bases = bb;
     *n_bases = nb;
@@ -127,7 +132,7 @@ static tp_status buffer_panels(tp_html_page *page, const char *group, const tp_a
 
 static const buf_base *find_base(const buf_base *bb, size_t nb, int backend, size_t id)
 {
-    buf_base key = {backend, id, 0, 0};
+    buf_base key = {backend, id, 0, 0, 0};
     return nb ? bsearch(&key, bb, nb, sizeof *bb, buf_cmp) : NULL;
 }
 

@@ -110,6 +110,9 @@ static tp_status panel_json(tp_gtext *t, const tp_html_panel *q)
         tp_gtext_printf(t, "%s%zu,%zu,%zu,%zu,%zu", i ? (i % 8 ? "," : ",\n") : "", r->first,
                         r->last, r->offset, r->size, label_of[i]);
     }
+    tp_gtext_puts(t, "],\n\"bands\":[");
+    for (size_t k = 0; k < 2 * q->n_bands; k++)
+        tp_gtext_printf(t, "%s%zu", k ? "," : "", q->bands[k]);
     tp_gtext_puts(t, "],\n\"alias\":{");
     int first = 1;
     for (size_t i = 0; i < q->count; i++) {
@@ -143,8 +146,8 @@ static tp_status page_text(const tp_html_page *page, char **out)
                       "<script>\n/* counts script errors where a checker can read them */\n"
                       "document.documentElement.setAttribute('data-errors', '0');\n"
                       "window.onerror = function () {\n"
-                      "  var e = document.documentElement;\n"
-                      "  e.setAttribute('data-errors', String(+e.getAttribute('data-errors') + 1));\n"
+                      "  var e = document.documentElement, n = +e.getAttribute('data-errors');\n"
+                      "  e.setAttribute('data-errors', String(n + 1));\n"
                       "};\n</script>\n<title>");
     html_text(&t, page->title);
     tp_gtext_puts(&t, "</title>\n<style>\n");
