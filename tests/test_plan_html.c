@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
@@ -349,6 +350,31 @@ static void test_plan_explain_text(void **state)
     assert_null(strstr(at, "b4"));
 }
 
+/* A page that cannot be written: exit 1 and one line naming the file, for each command. */
+static void test_unwritable_page(void **state)
+{
+    (void)state;
+    const char *const cmds[] = {
+        "plan '" TP_TEST_DATA "/minimalloc/input.12.csv' --html /nonexistent-dir/p.html",
+        "model tiny --prompt 3 --n-ctx 16 --html /nonexistent-dir/p.html",
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char cmd[1024], out[4096];
+        snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/null", TP_CLI_PATH, cmds[k]);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        size_t n = fread(out, 1, sizeof out - 1, p);
+        out[n] = '\0';
+        int status = pclose(p);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 1);
+        assert_non_null(strstr(out, "tensorplan: "));
+        assert_non_null(strstr(out, "/nonexistent-dir/p.html: cannot open for writing"));
+        assert_non_null(strchr(out, '\n'));
+        assert_int_equal(strchr(out, '\n')[1], '\0'); /* one line */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_alloc_panels),
         cmocka_unit_test(test_plan_explain_text),
+        cmocka_unit_test(test_unwritable_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

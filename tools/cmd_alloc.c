@@ -63,7 +63,7 @@ static double mb(size_t bytes)
 
 /* The statistics of the allocator's plan of PATH. */
 static void print_stats(const char *path, const tp_alloc_options *o, const tp_allocator *a,
-                        const char *plan_path, const char *html_path)
+                        const char *plan_path)
 {
     tp_alloc_options opts = *o;
     tp_plan_stats s = tp_alloc_stats(a);
@@ -103,8 +103,6 @@ static void print_stats(const char *path, const tp_alloc_options *o, const tp_al
     printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
     if (plan_path)
         printf("plan written to %s\n", plan_path);
-    if (html_path)
-        printf("picture written to %s\n", html_path);
 }
 
 int tp_cmd_alloc(int argc, char **argv)
@@ -172,12 +170,14 @@ int tp_cmd_alloc(int argc, char **argv)
         rc = TP_EXIT_ERROR;
     }
     if (rc == TP_EXIT_OK)
-        print_stats(path, &opts, a, plan_path, html_path);
+        print_stats(path, &opts, a, plan_path);
     if (rc == TP_EXIT_OK && (html_path || explain) &&
         tp_html_alloc_report(html_path, explain ? stdout : NULL, path, a) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
+    if (rc == TP_EXIT_OK && html_path)
+        printf("picture written to %s\n", html_path);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
     return rc;

@@ -305,8 +305,6 @@ int tp_cmd_plan(int argc, char **argv)
     fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
     if (a.output)
         fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);
-    if (a.html)
-        fprintf(out, "picture   %s\n", a.html);
     if ((a.html || a.explain) &&
         tp_html_csv_report(a.html, a.explain ? out : NULL, &t, offsets, arena, peak) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
@@ -314,6 +312,8 @@ int tp_cmd_plan(int argc, char **argv)
         tp_csv_free(&t);
         return TP_EXIT_ERROR;
     }
+    if (a.html)
+        fprintf(out, "picture   %s\n", a.html);
 
     free(offsets);
     tp_csv_free(&t);
