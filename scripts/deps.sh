@@ -2,8 +2,10 @@
 # Installs the Debian packages tensorplan needs to build and test, if any is missing.
 # Idempotent; runs apt-get update at most once, and only when something is missing.
 # As root it calls apt-get directly (a fresh Debian image has no sudo); otherwise through sudo.
+# Extra package names given as arguments are installed too: .ci/run adds chromium, for the
+# browser check of the plan pictures (tests/test_html_browser.c skips without it).
 set -e
-PKGS="gcc make cmake pkg-config libcmocka-dev libcjson-dev libpcre2-dev"
+PKGS="gcc make cmake pkg-config libcmocka-dev libcjson-dev libpcre2-dev $*"
 PKGS="$PKGS clang libclang-rt-dev" # libFuzzer for scripts/fuzz.sh (docs/fuzzing.md)
 missing=""
 for p in $PKGS; do

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/plan_html.h"
 #include "tensorplan/plan_io.h"
 
 void tp_help_alloc(FILE *out)
@@ -13,7 +14,8 @@ void tp_help_alloc(FILE *out)
     fprintf(out,
         "usage: tensorplan alloc GRAPH.json [--strategy pool|arena|naive]\n"
         "                        [--aliasing sole-consumer|last-consumer|none]\n"
-        "                        [--exact-sizes] [--plan PLAN.json]\n"
+        "                        [--exact-sizes] [--plan PLAN.json] [--html FILE]\n"
+        "                        [--explain]\n"
         "\n"
         "Runs the graph allocator on a graph file (format tensorplan-graph, written by\n"
         "'tensorplan graph --json'): liveness in build order with inputs and outputs pinned,\n"
@@ -30,6 +32,10 @@ void tp_help_alloc(FILE *out)
         "                  consumer (ggml's rule); none: never\n"
         "  --exact-sizes   request activation buffers at their exact sizes, not by class\n"
         "  --plan FILE     write the plan JSON (format tensorplan-plan, version 1)\n"
+        "  --html FILE     write a picture of the plan (one panel per backend and one of the\n"
+        "                  KV regions) as one self-contained HTML page (docs/picture.md)\n"
+        "  --explain       after the statistics, the nodes live at the step where live\n"
+        "                  bytes peak, largest first, with their share of the peak\n"
         "  -h, --help      this text\n"
         "\n"
         "output: nodes (live, in place, dead), buffers (activation, persistent, named by a\n"
@@ -55,9 +61,54 @@ static double mb(size_t bytes)
     return (double)bytes / 1e6;
 }
 
+/* The statistics of the allocator's plan of PATH. */
+static void print_stats(const char *path, const tp_alloc_options *o, const tp_allocator *a,
+                        const char *plan_path)
+{
+    tp_alloc_options opts = *o;
+    tp_plan_stats s = tp_alloc_stats(a);
+    printf("%s: strategy %s, aliasing %s, %s\n", path, tp_alloc_strategy_name(opts.strategy),
+           tp_alias_policy_name(opts.aliasing),
+           opts.size_classes ? "size classes" : "exact sizes");
+    printf("nodes %zu: %zu live (%zu in place), %zu dead\n", s.nodes, s.live_nodes,
+           s.aliased_nodes, s.dead_nodes);
+    printf("buffers %zu: %zu activation, %zu persistent; %zu named by nodes\n", s.buffers,
+           s.activation_buffers, s.persistent_buffers, s.mapped_buffers);
+    for (int b = 0; b < TP_MAX_BACKENDS; b++)
+        if (s.buffers_per_backend[b])
+            printf("  %-8s %zu buffers, %zu bytes\n", tp_backend_name(b),
+                   s.buffers_per_backend[b], s.bytes_per_backend[b]);
+    printf("activation bytes %zu (%.3f MB); naive %zu (%.3f MB)\n", s.activation_bytes,
+           mb(s.activation_bytes), s.naive_bytes, mb(s.naive_bytes));
+    printf("peak live (lower bound) %zu (%.3f MB); peak held %zu (%.3f MB)\n",
+           s.peak_live_bytes, mb(s.peak_live_bytes), s.peak_held_bytes,
+           mb(s.peak_held_bytes));
+    size_t nkv = tp_alloc_kv_count(a), kv_elems = 0;
+    int same = 1;
+    for (size_t i = 0; i < nkv; i++) {
+        tp_bufref k, v;
+        tp_alloc_kv_at(a, i, NULL, &k, &v);
+        if (i == 0)
+            kv_elems = k.len;
+        if (k.len != kv_elems || v.len != kv_elems)
+            same = 0;
+    }
+    if (nkv && same)
+        printf("persistent %zu bytes (%.1f MB): %zu KV regions of %zu elements (%zu "
+               "layers)\n",
+               s.persistent_bytes, mb(s.persistent_bytes), 2 * nkv, kv_elems, nkv);
+    else
+        printf("persistent %zu bytes (%.1f MB): %zu regions, %zu KV layers\n",
+               s.persistent_bytes, mb(s.persistent_bytes), s.persistent_buffers, nkv);
+    printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
+    if (plan_path)
+        printf("plan written to %s\n", plan_path);
+}
+
 int tp_cmd_alloc(int argc, char **argv)
 {
-    const char *path = NULL, *plan_path = NULL;
+    const char *path = NULL, *plan_path = NULL, *html_path = NULL;
+    int explain = 0;
     tp_alloc_options opts = tp_alloc_options_default();
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -80,6 +131,12 @@ int tp_cmd_alloc(int argc, char **argv)
             if (r < 0)
                 return TP_EXIT_USAGE;
             plan_path = v;
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &v)) != 0) {
+            if (r < 0)
+                return TP_EXIT_USAGE;
+            html_path = v;
+        } else if (strcmp(argv[i], "--explain") == 0) {
+            explain = 1;
         } else if (strcmp(argv[i], "--exact-sizes") == 0) {
             opts.size_classes = 0;
         } else if (tp_cli_take_positional(argv[0], argv[i], &path, "GRAPH.json") != 0) {
@@ -112,45 +169,15 @@ int tp_cmd_alloc(int argc, char **argv)
         tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
-    if (rc == TP_EXIT_OK) {
-        tp_plan_stats s = tp_alloc_stats(a);
-        printf("%s: strategy %s, aliasing %s, %s\n", path, tp_alloc_strategy_name(opts.strategy),
-               tp_alias_policy_name(opts.aliasing),
-               opts.size_classes ? "size classes" : "exact sizes");
-        printf("nodes %zu: %zu live (%zu in place), %zu dead\n", s.nodes, s.live_nodes,
-               s.aliased_nodes, s.dead_nodes);
-        printf("buffers %zu: %zu activation, %zu persistent; %zu named by nodes\n", s.buffers,
-               s.activation_buffers, s.persistent_buffers, s.mapped_buffers);
-        for (int b = 0; b < TP_MAX_BACKENDS; b++)
-            if (s.buffers_per_backend[b])
-                printf("  %-8s %zu buffers, %zu bytes\n", tp_backend_name(b),
-                       s.buffers_per_backend[b], s.bytes_per_backend[b]);
-        printf("activation bytes %zu (%.3f MB); naive %zu (%.3f MB)\n", s.activation_bytes,
-               mb(s.activation_bytes), s.naive_bytes, mb(s.naive_bytes));
-        printf("peak live (lower bound) %zu (%.3f MB); peak held %zu (%.3f MB)\n",
-               s.peak_live_bytes, mb(s.peak_live_bytes), s.peak_held_bytes,
-               mb(s.peak_held_bytes));
-        size_t nkv = tp_alloc_kv_count(a), kv_elems = 0;
-        int same = 1;
-        for (size_t i = 0; i < nkv; i++) {
-            tp_bufref k, v;
-            tp_alloc_kv_at(a, i, NULL, &k, &v);
-            if (i == 0)
-                kv_elems = k.len;
-            if (k.len != kv_elems || v.len != kv_elems)
-                same = 0;
-        }
-        if (nkv && same)
-            printf("persistent %zu bytes (%.1f MB): %zu KV regions of %zu elements (%zu "
-                   "layers)\n",
-                   s.persistent_bytes, mb(s.persistent_bytes), 2 * nkv, kv_elems, nkv);
-        else
-            printf("persistent %zu bytes (%.1f MB): %zu regions, %zu KV layers\n",
-                   s.persistent_bytes, mb(s.persistent_bytes), s.persistent_buffers, nkv);
-        printf("plan time %.3f ms\n", s.plan_seconds * 1e3);
-        if (plan_path)
-            printf("plan written to %s\n", plan_path);
+    if (rc == TP_EXIT_OK)
+        print_stats(path, &opts, a, plan_path);
+    if (rc == TP_EXIT_OK && (html_path || explain) &&
+        tp_html_alloc_report(html_path, explain ? stdout : NULL, path, a) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        rc = TP_EXIT_ERROR;
     }
+    if (rc == TP_EXIT_OK && html_path)
+        printf("picture written to %s\n", html_path);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
     return rc;

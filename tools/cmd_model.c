@@ -7,13 +7,14 @@
 #include "tensorplan/alloc.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/model.h"
+#include "tensorplan/plan_html.h"
 
 #define DEFAULT_PROMPT 440
 
 void tp_help_model(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C]\n"
+        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C] [--html FILE] [--explain]\n"
         "\n"
         "Reports the memory a built-in model needs before anything runs: weight bytes (f32),\n"
         "KV cache bytes, and for the prefill (N prompt tokens, logits for the last one) and\n"
@@ -29,6 +30,11 @@ void tp_help_model(FILE *out)
         "  --n-ctx C    KV context requested (default %d); the context used is\n"
         "               min(max(C, N), the model's maximum), computed once so prefill and\n"
         "               decode size the same KV regions\n"
+        "  --html FILE  write a picture of the prefill and decode plans (pool strategy,\n"
+        "               sole-consumer aliasing) side by side as one self-contained HTML page\n"
+        "               (docs/picture.md)\n"
+        "  --explain    for both plans, the nodes live at the step where live bytes peak,\n"
+        "               largest first, with their share of the peak\n"
         "  -h, --help   this text\n"
         "\n"
         "exit codes:\n"
@@ -106,17 +112,46 @@ static int report(const char *title, const tp_graph *g)
     return TP_EXIT_OK;
 }
 
+/* --html and --explain: the default plans of the prefill and decode graphs reported above. */
+static int picture(const tp_model_config *cfg, size_t prompt, size_t n_ctx, const char *html,
+                   int explain)
+{
+    if (!html && !explain)
+        return TP_EXIT_OK;
+    tp_graph_params pre, dec; /* as the report above builds them */
+    memset(&pre, 0, sizeof pre);
+    pre.n_tokens = prompt;
+    pre.n_out = 1;
+    pre.n_ctx = n_ctx;
+    pre.fuse_ffn = 1;
+    dec = pre;
+    dec.n_tokens = 1;
+    if (explain)
+        printf("\n");
+    if (tp_html_model_report(html, explain ? stdout : NULL, cfg, &pre, &dec, NULL) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    if (html)
+        printf("\npicture written to %s\n", html);
+    return TP_EXIT_OK;
+}
+
 int tp_cmd_model(int argc, char **argv)
 {
-    const char *model = NULL, *prompt_s = NULL, *n_ctx_s = NULL;
-    const tp_cli_flag flags[] = { { "--prompt", &prompt_s }, { "--n-ctx", &n_ctx_s } };
+    const char *model = NULL, *prompt_s = NULL, *n_ctx_s = NULL, *html_s = NULL;
+    int explain = 0;
+    const tp_cli_flag flags[] = { { "--prompt", &prompt_s }, { "--n-ctx", &n_ctx_s },
+                                  { "--html", &html_s } };
     for (int i = 1; i < argc; i++) {
         const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
         if (taken < 0)
             return TP_EXIT_USAGE;
         if (taken)
             continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
+        if (strcmp(argv[i], "--explain") == 0)
+            explain = 1;
+        else if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
             return TP_EXIT_USAGE;
     }
     tp_model_config cfg;
@@ -168,5 +203,5 @@ int tp_cmd_model(int argc, char **argv)
         if (rc != TP_EXIT_OK)
             return rc;
     }
-    return TP_EXIT_OK;
+    return picture(&cfg, prompt, n_ctx, html_s, explain);
 }

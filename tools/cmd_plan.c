@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common/clock.h"
 #include "tensorplan/csv.h"
+#include "tensorplan/plan_html.h"
 #include "tensorplan/planner.h"
 
 void tp_help_plan(FILE *out)
@@ -16,7 +17,7 @@ void tp_help_plan(FILE *out)
     fputs(
         "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
         "                       [--strategy greedy|portfolio|exact] [--time-limit SECONDS]\n"
-        "                       [--align BYTES]\n"
+        "                       [--align BYTES] [--html FILE] [--explain]\n"
         "\n"
         "Places every buffer of a static memory allocation problem at a byte offset in one\n"
         "arena, so that buffers live at the same time never share a byte, and prints a\n"
@@ -53,6 +54,10 @@ void tp_help_plan(FILE *out)
         "  --time-limit SECS  stop after SECS seconds and keep the best plan so far (flagged\n"
         "                     not proven); 0 or absent: no limit\n"
         "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
+        "  --html FILE        write a picture of the plan as one self-contained HTML page\n"
+        "                     (docs/picture.md)\n"
+        "  --explain          after the summary, the buffers live at the step where live\n"
+        "                     bytes peak, largest first, with their share of the peak\n"
         "  -h, --help         this text\n"
         "\n"
         "progress: when stderr is a terminal and planning takes more than about 0.1 s, one\n"
@@ -88,6 +93,8 @@ typedef struct plan_args {
     tp_plan_strategy strategy;
     double time_limit; /* 0: none */
     size_t align;      /* 1: none */
+    const char *html;  /* NULL: no picture */
+    int explain;
 } plan_args;
 
 static int parse_args(int argc, char **argv, plan_args *a)
@@ -135,6 +142,12 @@ static int parse_args(int argc, char **argv, plan_args *a)
                 tp_cli_error("--align wants a power of two, got '%s'", value);
                 return -1;
             }
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &value)) != 0) {
+            if (r < 0)
+                return -1;
+            a->html = value;
+        } else if (strcmp(argv[i], "--explain") == 0) {
+            a->explain = 1;
         } else if (tp_cli_take_positional(argv[0], argv[i], &a->problem, "PROBLEM.csv") != 0) {
             return -1;
         }
@@ -293,6 +306,15 @@ int tp_cmd_plan(int argc, char **argv)
     fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
     if (a.output)
         fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);
+    if ((a.html || a.explain) &&
+        tp_html_csv_report(a.html, a.explain ? out : NULL, &t, offsets, arena, peak) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        free(offsets);
+        tp_csv_free(&t);
+        return TP_EXIT_ERROR;
+    }
+    if (a.html)
+        fprintf(out, "picture   %s\n", a.html);
 
     free(offsets);
     tp_csv_free(&t);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "tensorplan/plan_html.h"
 #include "common/clock.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/graph_io.h"
@@ -25,7 +26,7 @@ void tp_help_run(FILE *out)
         "                      [--strategy pool|arena|naive]\n"
         "                      [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
         "                      [--trace FILE] [--dump-dir DIR]\n"
-        "                      [--dump-graph FILE] [--dump-graph-json FILE]\n"
+        "                      [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
         "\n"
         "Runs a built-in model with deterministic random weights (from --seed): prefill of the\n"
         "prompt (logits for the last token only), then greedy decoding, every decode step on\n"
@@ -54,6 +55,8 @@ void tp_help_run(FILE *out)
         "  --dump-graph FILE   write the prefill graph as Graphviz DOT (after build, backend\n"
         "                      assignment and fusion) and exit\n"
         "  --dump-graph-json FILE  the same graph as JSON, then exit\n"
+        "  --html FILE         before the run, a picture of the prefill and decode plans\n"
+        "                      (the graphs this run plans) as one HTML page (docs/picture.md)\n"
         "  -h, --help          this text\n"
         "\n"
         "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
@@ -158,7 +161,7 @@ static int dump_graph(const tp_model_config *c, const tp_session_options *o, siz
 /* What the command line gives a run: flag values, then the parsed numbers and options. */
 typedef struct run_args {
     const char *model, *tokens_s, *len_s, *max_new_s, *seed_s, *n_ctx_s, *queued_s;
-    const char *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s, *dot_s, *json_s;
+    const char *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s, *dot_s, *json_s, *html_s;
     tp_model_config cfg;
     unsigned long long prompt_len, max_new, seed;
     tp_session_options o;
@@ -188,6 +191,20 @@ static void apply_environment(run_args *a)
 }
 
 /* Flags into *a. Returns -1 on a usage error (message printed), 1 after --help, else 0. */
+/* --html: the prefill and decode graphs of this run, planned with its options. */
+static int picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
+                   size_t ctx, const char *path)
+{
+    tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
+    tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
+    if (tp_html_model_report(path, NULL, c, &pre, &dec, &o->alloc) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    printf("picture of the plans written to %s\n", path);
+    return TP_EXIT_OK;
+}
+
 static int parse_flags(int argc, char **argv, run_args *a)
 {
     const tp_cli_flag flags[] = {
@@ -197,7 +214,7 @@ static int parse_flags(int argc, char **argv, run_args *a)
         { "--strategy", &a->strategy_s },    { "--aliasing", &a->aliasing_s },
         { "--threads", &a->threads_s },      { "--trace", &a->trace_s },
         { "--dump-dir", &a->dump_s },        { "--dump-graph", &a->dot_s },
-        { "--dump-graph-json", &a->json_s },
+        { "--dump-graph-json", &a->json_s }, { "--html", &a->html_s },
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -416,6 +433,8 @@ int tp_cmd_run(int argc, char **argv)
         rc = TP_EXIT_USAGE;
     } else if (a.dot_s || a.json_s) {
         rc = dump_graph(&a.cfg, &a.o, n_prompt, a.dot_s, a.json_s);
+    } else if (a.html_s && picture(&a.cfg, &a.o, n_prompt, ctx, a.html_s) != TP_EXIT_OK) {
+        rc = TP_EXIT_ERROR;
     } else {
         rc = generate(&a, prompt, n_prompt);
     }

@@ -1,0 +1,24 @@
+/* Internal to the plan picture: the page behind tp_html_page, and the page's script. */
+#ifndef TP_IO_PLAN_HTML_INTERNAL_H
+#define TP_IO_PLAN_HTML_INTERNAL_H
+
+#include <stddef.h>
+
+#include "tensorplan/plan_html.h"
+
+struct tp_html_page {
+    char *title;
+    tp_html_panel *panels; /* rects and strings owned by the page */
+    size_t n_panels, cap_panels;
+    size_t *rect_cap;      /* capacity of each panel's rects */
+    size_t cap_rect_cap;
+    size_t *band_cap;      /* capacity (in numbers) of each panel's bands */
+    size_t cap_band_cap;
+};
+
+/* The style sheet and the script that draws the embedded data, one line per string, NULL
+ * at the end (plan_html_script.c). */
+extern const char *const tp_html_style[];
+extern const char *const tp_html_script[];
+
+#endif
