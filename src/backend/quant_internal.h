@@ -1,0 +1,61 @@
+/* Internal: block-level helpers shared by the quant_*.c files (docs/quant.md). */
+#ifndef TP_BACKEND_QUANT_INTERNAL_H
+#define TP_BACKEND_QUANT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tensorplan/quant.h"
+
+/* Dequantizes n_blocks consecutive blocks at src into n_blocks * block_elems floats. */
+typedef void (*tp_dequant_fn)(const uint8_t *src, float *dst, size_t n_blocks);
+
+/* The block dequantizer of type, or NULL when the type cannot be dequantized. */
+tp_dequant_fn tp_quant_dequant_fn(uint32_t type);
+
+static inline uint16_t tp_rd_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static inline uint32_t tp_rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void tp_wr_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v & 0xFFu);
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline uint32_t tp_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float tp_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* f16 -> f32 as an inline for the row loops (tp_f16_to_f32 is the exported copy). */
+static inline float tp_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t em = h & 0x7FFFu;
+    if (em >= 0x7C00u) /* infinity or NaN: the payload moves up unchanged */
+        return tp_bits_f32(sign | 0x7F800000u | (em & 0x3FFu) << 13);
+    if (em >= 0x0400u) /* normal: rebias the exponent from 15 to 127 */
+        return tp_bits_f32(sign | ((em << 13) + (112u << 23)));
+    /* zero or subnormal: em * 2^-24 is exact in f32 */
+    float v = (float)em * 0x1p-24f;
+    return sign ? -v : v;
+}
+
+#endif

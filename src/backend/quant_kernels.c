@@ -1,0 +1,273 @@
+/* Typed mat-mul and row gather: weights stay in their own type and are dequantized one row at
+ * a time into a per-thread scratch (docs/quant.md section 5). The dot products follow the
+ * summation order of tp_kernel_mul_mat (src/backend/kernels.c): eight lanes over blocks of
+ * eight, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), then the tail in index order. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/quant_internal.h"
+#include "common/error.h"
+#include "tensorplan/kernels.h"
+
+#define TP_QUANT_MAX_THREADS 64
+#define TP_QUANT_TOKEN_BLOCK 64
+
+static inline float lanes_sum(const float a[8])
+{
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+#if defined(__GNUC__)
+typedef float qv4f __attribute__((vector_size(16)));
+
+static inline qv4f load4(const float *p)
+{
+    qv4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline float vsum(qv4f lo, qv4f hi)
+{
+    float a[8];
+    memcpy(a, &lo, sizeof lo);
+    memcpy(a + 4, &hi, sizeof hi);
+    return lanes_sum(a);
+}
+
+static float dot1(const float *restrict w, const float *restrict x, size_t n)
+{
+    qv4f lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        lo += load4(w + i) * load4(x + i);
+        hi += load4(w + i + 4) * load4(x + i + 4);
+    }
+    float s = vsum(lo, hi);
+    for (; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+/* Four dot products with one row of w, each in exactly dot1's order. */
+static void dot4(const float *restrict w, const float *const x[4], size_t n, float out[4])
+{
+    const float *restrict x0 = x[0], *restrict x1 = x[1], *restrict x2 = x[2],
+                          *restrict x3 = x[3];
+    qv4f l0 = {0, 0, 0, 0}, h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        qv4f wl = load4(w + i), wh = load4(w + i + 4);
+        l0 += wl * load4(x0 + i);
+        h0 += wh * load4(x0 + i + 4);
+        l1 += wl * load4(x1 + i);
+        h1 += wh * load4(x1 + i + 4);
+        l2 += wl * load4(x2 + i);
+        h2 += wh * load4(x2 + i + 4);
+        l3 += wl * load4(x3 + i);
+        h3 += wh * load4(x3 + i + 4);
+    }
+    float s0 = vsum(l0, h0), s1 = vsum(l1, h1), s2 = vsum(l2, h2), s3 = vsum(l3, h3);
+    for (; i < n; i++) {
+        s0 += w[i] * x0[i];
+        s1 += w[i] * x1[i];
+        s2 += w[i] * x2[i];
+        s3 += w[i] * x3[i];
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+#else
+static float dot1(const float *restrict w, const float *restrict x, size_t n)
+{
+    float a[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            a[l] += w[i + l] * x[i + l];
+    float s = lanes_sum(a);
+    for (; i < n; i++)
+        s += w[i] * x[i];
+    return s;
+}
+
+static void dot4(const float *restrict w, const float *const x[4], size_t n, float out[4])
+{
+    for (int k = 0; k < 4; k++)
+        out[k] = dot1(w, x[k], n);
+}
+#endif
+
+/* ---- a parallel for over output rows ---------------------------------------------------- */
+
+typedef struct mm_ctx {
+    tp_dequant_fn deq;
+    const uint8_t *W;
+    size_t row_bytes, n_blocks;
+    int direct; /* rows are aligned f32: read them in place */
+    const float *b, *x;
+    size_t n_in, n_out, n_tok;
+    float *y;
+    float *scratch; /* n_in floats per worker */
+} mm_ctx;
+
+typedef struct mm_job {
+    const mm_ctx *c;
+    size_t r0, r1;
+    int worker;
+} mm_job;
+
+static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
+{
+    const size_t n_in = c->n_in, n_out = c->n_out;
+    float *scratch = c->scratch + (size_t)worker * n_in;
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_QUANT_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_QUANT_TOKEN_BLOCK < c->n_tok ? t0 + TP_QUANT_TOKEN_BLOCK : c->n_tok;
+        for (size_t r = r0; r < r1; r++) {
+            const uint8_t *src = c->W + r * c->row_bytes;
+            const float *w = scratch;
+            if (c->direct)
+                w = (const float *)(const void *)src;
+            else
+                c->deq(src, scratch, c->n_blocks);
+            size_t t = t0;
+            for (; t + 4 <= t1; t += 4) {
+                const float *xs[4] = {c->x + t * n_in, c->x + (t + 1) * n_in,
+                                      c->x + (t + 2) * n_in, c->x + (t + 3) * n_in};
+                float s[4];
+                dot4(w, xs, n_in, s);
+                for (size_t k = 0; k < 4; k++)
+                    c->y[(t + k) * n_out + r] = c->b ? s[k] + c->b[r] : s[k];
+            }
+            for (; t < t1; t++) {
+                float s = dot1(w, c->x + t * n_in, n_in);
+                c->y[t * n_out + r] = c->b ? s + c->b[r] : s;
+            }
+        }
+    }
+}
+
+static void *mm_thread(void *arg)
+{
+    mm_job *job = arg;
+    mm_rows(job->c, job->r0, job->r1, job->worker);
+    return NULL;
+}
+
+/* Chunk k of t goes to worker k; a thread that cannot start runs on the caller (the split
+ * never changes a bit, each output element is computed by one worker in a fixed order). */
+static void mm_parallel(const mm_ctx *c, size_t t)
+{
+    mm_job jobs[TP_QUANT_MAX_THREADS];
+    pthread_t tids[TP_QUANT_MAX_THREADS];
+    int started[TP_QUANT_MAX_THREADS];
+    for (size_t k = 0; k < t; k++) {
+        jobs[k] = (mm_job){c, c->n_out * k / t, c->n_out * (k + 1) / t, (int)k};
+        started[k] = 0;
+    }
+    for (size_t k = 1; k < t; k++)
+        started[k] = pthread_create(&tids[k], NULL, mm_thread, &jobs[k]) == 0;
+    mm_rows(c, jobs[0].r0, jobs[0].r1, 0);
+    for (size_t k = 1; k < t; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            mm_rows(c, jobs[k].r0, jobs[k].r1, jobs[k].worker);
+    }
+}
+
+static size_t resolve_threads(int n_threads, size_t n_out, double work)
+{
+    int t = n_threads > 0 ? n_threads : tp_kernels_threads();
+    if (t > TP_QUANT_MAX_THREADS)
+        t = TP_QUANT_MAX_THREADS;
+    if (t < 1 || work < 1048576.0) /* small products are not worth a thread start */
+        t = 1;
+    return (size_t)t > n_out ? n_out : (size_t)t;
+}
+
+/* Checks the arguments of a typed weight of n_rows rows of n_in; writes the row size. */
+static tp_status check_weight(const char *op, uint32_t type, size_t n_in, size_t n_rows,
+                              size_t *row_bytes)
+{
+    const char *name = tp_type_name(type);
+    if (!tp_type_can_execute(type))
+        return tp_fail(TP_ERR_INVALID, "%s: weights of type %u (%s) cannot be executed", op,
+                       (unsigned)type, name ? name : "unknown");
+    size_t be = tp_type_block_elems(type);
+    if (n_in % be != 0)
+        return tp_fail(TP_ERR_INVALID, "%s: row length %zu is not a multiple of the %s block (%zu)",
+                       op, n_in, name, be);
+    TP_TRY(tp_type_row_bytes(type, n_in, row_bytes));
+    if (n_rows && *row_bytes > SIZE_MAX / n_rows)
+        return tp_fail(TP_ERR_OVERFLOW, "%s: %zu rows of %zu bytes overflow size_t", op, n_rows,
+                       *row_bytes);
+    return TP_OK;
+}
+
+tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, const float *x,
+                                  size_t n_in, size_t n_out, size_t n_tok, float *y,
+                                  int n_threads)
+{
+    if (!W || !x || !y)
+        return tp_fail(TP_ERR_INVALID, "mul_mat_typed: NULL array");
+    if (n_in == 0 || n_out == 0)
+        return tp_fail(TP_ERR_INVALID, "mul_mat_typed: empty matrix (%zu x %zu)", n_out, n_in);
+    size_t row_bytes;
+    TP_TRY(check_weight("mul_mat_typed", type, n_in, n_out, &row_bytes));
+    if (n_tok > SIZE_MAX / n_in || n_tok > SIZE_MAX / n_out)
+        return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: %zu tokens overflow size_t", n_tok);
+    mm_ctx c = {tp_quant_dequant_fn(type), W, row_bytes, n_in / tp_type_block_elems(type), 0,
+                b, x, n_in, n_out, n_tok, y, NULL};
+    c.direct = type == TP_TYPE_F32 && (uintptr_t)W % _Alignof(float) == 0;
+    size_t t = resolve_threads(n_threads, n_out, (double)n_in * (double)n_out *
+                                                     (double)(n_tok ? n_tok : 1));
+    if (n_tok == 0)
+        return TP_OK;
+    if (!c.direct) {
+        if (t > SIZE_MAX / sizeof(float) / n_in)
+            return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: scratch of %zu rows overflows", t);
+        c.scratch = malloc(t * n_in * sizeof(float));
+        if (!c.scratch)
+            return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu scratch rows of %zu",
+                           t, n_in);
+    }
+    mm_parallel(&c, t);
+    free(c.scratch);
+    return TP_OK;
+}
+
+tp_status tp_kernel_get_rows_typed(uint32_t type, const void *table, size_t n_rows, size_t d,
+                                   const float *ids, size_t n_ids, float *out)
+{
+    if ((!table && n_rows && d) || (!ids && n_ids) || (!out && n_ids && d))
+        return tp_fail(TP_ERR_INVALID, "get_rows_typed: NULL array");
+    size_t row_bytes;
+    TP_TRY(check_weight("get_rows_typed", type, d, n_rows, &row_bytes));
+    if (n_ids && d > SIZE_MAX / n_ids)
+        return tp_fail(TP_ERR_OVERFLOW, "get_rows_typed: %zu rows of %zu overflow size_t", n_ids,
+                       d);
+    for (size_t t = 0; t < n_ids; t++) {
+        uint32_t id = tp_kernel_bits_u32(ids, t);
+        if ((size_t)id >= n_rows)
+            return tp_fail(TP_ERR_INVALID,
+                           "get_rows_typed: id %u at row %zu is out of range (%zu rows)",
+                           (unsigned)id, t, n_rows);
+    }
+    if (d == 0)
+        return TP_OK;
+    tp_dequant_fn deq = tp_quant_dequant_fn(type);
+    size_t n_blocks = d / tp_type_block_elems(type);
+    for (size_t t = 0; t < n_ids; t++) {
+        const uint8_t *src = (const uint8_t *)table + (size_t)tp_kernel_bits_u32(ids, t) * row_bytes;
+        if (type == TP_TYPE_F32) /* memmove: a gather into its own table stays defined */
+            memmove(out + t * d, src, row_bytes);
+        else
+            deq(src, out + t * d, n_blocks);
+    }
+    return TP_OK;
+}

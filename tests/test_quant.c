@@ -1,0 +1,713 @@
+/* Tensor types (include/tensorplan/quant.h) against the facts of docs/quant.md restated here:
+ * the type table, f16/bf16 conversions against a nearest-candidate oracle in double, each
+ * block type's dequantization against per-element formulas written in this file (blocks built
+ * byte by byte), quantize -> dequantize error bounds, and the typed kernels against a double
+ * reference, tp_kernel_mul_mat and themselves across thread counts. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tensorplan/kernels.h"
+#include "tensorplan/quant.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint32_t rnd32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+static float frand(void) /* uniform in [-1, 1) */
+{
+    return (float)(rnd32() & 0xFFFFFF) / 8388608.0f - 1.0f;
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ---- oracle conversions ------------------------------------------------------------------ */
+
+/* binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa bits; finite patterns only */
+static double half_value(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static float half_f(uint16_t h)
+{
+    return (float)half_value(h);
+}
+
+/* Nearest f16 by search: the largest magnitude pattern p not above |f|, then p or p + 1,
+ * the nearer, ties to the even pattern; 0x7C00 (infinity) counts as 65536 for the distance. */
+static uint16_t oracle_f16(float f)
+{
+    if (isnan(f))
+        return (uint16_t)((signbit(f) ? 0x8000 : 0) | 0x7E00);
+    uint16_t sign = signbit(f) ? 0x8000 : 0;
+    double a = fabs((double)f);
+    if (a >= 65536.0)
+        return sign | 0x7C00;
+    unsigned lo = 0, hi = 0x7C00; /* value(lo) <= a < value(hi) */
+    while (hi - lo > 1) {
+        unsigned mid = (lo + hi) / 2;
+        if (half_value((uint16_t)mid) <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double vl = half_value((uint16_t)lo), vh = hi == 0x7C00 ? 65536.0 : half_value((uint16_t)hi);
+    unsigned pick = a - vl < vh - a ? lo : a - vl > vh - a ? hi : (lo % 2 == 0 ? lo : hi);
+    return (uint16_t)(sign | pick);
+}
+
+/* Nearest bf16: candidates are the truncated pattern and the next one up in magnitude. */
+static uint16_t oracle_bf16(float f)
+{
+    uint32_t u = fbits(f);
+    if (isnan(f))
+        return (uint16_t)((u >> 16) | 0x40);
+    uint32_t mag = u & 0x7FFFFFFF, t = mag >> 16;
+    double a = fabs((double)f);
+    double vl = (double)bitsf(t << 16);
+    double vh = t + 1 == 0x7F80 ? ldexp(1.0, 128) : (double)bitsf((t + 1) << 16);
+    uint32_t pick = t == 0x7F80 ? t : a - vl < vh - a ? t : a - vl > vh - a ? t + 1 : (t % 2 ? t + 1 : t);
+    return (uint16_t)((u >> 16 & 0x8000) | pick);
+}
+
+static void test_f16_decode_all(void **state)
+{
+    (void)state;
+    for (uint32_t h = 0; h < 65536; h++) {
+        uint32_t got = fbits(tp_f16_to_f32((uint16_t)h));
+        uint32_t want;
+        if ((h & 0x7C00) == 0x7C00) /* infinity / NaN: sign, all-ones exponent, payload << 13 */
+            want = (h & 0x8000) << 16 | 0x7F800000 | (h & 0x3FF) << 13;
+        else
+            want = fbits(half_f((uint16_t)h));
+        if (got != want)
+            fail_msg("f16 %04x -> %08x, want %08x", h, got, want);
+    }
+}
+
+static void check_f16(float f)
+{
+    uint16_t got = tp_f32_to_f16(f), want = oracle_f16(f);
+    if (got != want)
+        fail_msg("f32 %08x (%.9g) -> f16 %04x, want %04x", fbits(f), f, got, want);
+}
+
+static void test_f16_encode_sweep(void **state)
+{
+    (void)state;
+    for (uint32_t h = 0; h < 0x7C00; h++) { /* every finite value, its midpoints and neighbours */
+        for (int s = 0; s < 2; s++) {
+            double v = half_value((uint16_t)h), next = h + 1 == 0x7C00 ? 65536.0 : half_value((uint16_t)(h + 1));
+            float mid = (float)((v + next) / 2); /* exact in f32: a tie */
+            float vals[] = {(float)v, mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY)};
+            for (int k = 0; k < 4; k++)
+                check_f16(s ? -vals[k] : vals[k]);
+        }
+    }
+    for (int i = 0; i < 1 << 20; i++)
+        check_f16(bitsf(rnd32() | (rnd32() & 1) << 31));
+    float special[] = {INFINITY, -INFINITY, NAN, -NAN, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 0x1p-25f,
+                       0x1p-24f, 0x1.8p-25f, 0x1p-149f, 1e30f, 0.0f, -0.0f};
+    for (size_t k = 0; k < sizeof special / sizeof *special; k++)
+        check_f16(special[k]);
+    assert_int_equal(tp_f32_to_f16(NAN) & 0x7FFF, 0x7E00);
+    assert_int_equal(tp_f32_to_f16(65520.0f), 0x7C00);
+    assert_int_equal(tp_f32_to_f16(-0x1p-25f), 0x8000);
+}
+
+static void test_bf16_sweep(void **state)
+{
+    (void)state;
+    for (uint32_t b = 0; b < 65536; b++) {
+        uint32_t got = fbits(tp_bf16_to_f32((uint16_t)b));
+        assert_int_equal(got, b << 16);
+    }
+    for (int i = 0; i < 1 << 20; i++) {
+        float f = bitsf(rnd32() | (rnd32() & 1) << 31);
+        uint16_t got = tp_f32_to_bf16(f), want = oracle_bf16(f);
+        if (got != want)
+            fail_msg("f32 %08x -> bf16 %04x, want %04x", fbits(f), got, want);
+    }
+    for (uint32_t t = 0; t < 0x7F80; t += 7) /* exact ties between neighbours */
+        for (uint32_t low = 0x7FFF; low <= 0x8001; low++) {
+            float f = bitsf(t << 16 | low);
+            assert_int_equal(tp_f32_to_bf16(f), oracle_bf16(f));
+        }
+}
+
+/* ---- the type table ---------------------------------------------------------------------- */
+
+typedef struct spec_type {
+    uint32_t id;
+    const char *name;
+    size_t elems, bytes;
+} spec_type;
+
+static const spec_type k_spec[] = {
+    {0, "F32", 1, 4},      {1, "F16", 1, 2},      {2, "Q4_0", 32, 18},  {3, "Q4_1", 32, 20},
+    {6, "Q5_0", 32, 22},   {7, "Q5_1", 32, 24},   {8, "Q8_0", 32, 34},  {9, "Q8_1", 32, 36},
+    {10, "Q2_K", 256, 84}, {11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144}, {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210}, {15, "Q8_K", 256, 292}, {24, "I8", 1, 1},    {25, "I16", 1, 2},
+    {26, "I32", 1, 4},     {27, "I64", 1, 8},     {28, "F64", 1, 8},    {30, "BF16", 1, 2},
+};
+
+static void test_type_table(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof k_spec / sizeof *k_spec; k++) {
+        const spec_type *s = &k_spec[k];
+        assert_string_equal(tp_type_name(s->id), s->name);
+        assert_int_equal(tp_type_block_elems(s->id), s->elems);
+        assert_int_equal(tp_type_block_bytes(s->id), s->bytes);
+        assert_false(tp_type_is_retired(s->id));
+        uint32_t id = 999;
+        assert_true(tp_type_from_name(s->name, &id));
+        assert_int_equal(id, s->id);
+        size_t bytes = 0;
+        assert_int_equal(tp_type_row_bytes(s->id, 3 * s->elems, &bytes), TP_OK);
+        assert_int_equal(bytes, 3 * s->bytes);
+        if (s->elems > 1)
+            assert_int_equal(tp_type_row_bytes(s->id, s->elems + 1, &bytes), TP_ERR_INVALID);
+    }
+    uint32_t id = 0;
+    assert_true(tp_type_from_name("q4_k", &id));
+    assert_int_equal(id, 12);
+    assert_false(tp_type_from_name("Q9_9", &id));
+    assert_int_equal(id, 12);
+    const uint32_t retired[] = {4, 5, 31, 32, 33, 36, 37, 38};
+    for (size_t k = 0; k < 8; k++) {
+        assert_true(tp_type_is_retired(retired[k]));
+        assert_int_equal(tp_type_block_bytes(retired[k]), 0);
+        assert_int_equal(tp_type_block_elems(retired[k]), 0);
+        assert_false(tp_type_can_dequantize(retired[k]));
+    }
+    const uint32_t unknown[] = {40, 41, 1000, UINT32_MAX};
+    for (size_t k = 0; k < 4; k++) {
+        assert_null(tp_type_name(unknown[k]));
+        assert_int_equal(tp_type_block_bytes(unknown[k]), 0);
+        size_t bytes;
+        assert_int_equal(tp_type_row_bytes(unknown[k], 32, &bytes), TP_ERR_INVALID);
+    }
+    size_t bytes = 7;
+    assert_int_equal(tp_type_row_bytes(4, 32, &bytes), TP_ERR_INVALID);
+    assert_int_equal(tp_type_row_bytes(TP_TYPE_Q8_0, (SIZE_MAX / 32) * 32, &bytes), TP_ERR_OVERFLOW);
+    assert_int_equal(tp_type_row_bytes(TP_TYPE_F32, SIZE_MAX / 2, &bytes), TP_ERR_OVERFLOW);
+    assert_int_equal(bytes, 7);
+    const uint32_t exec[] = {0, 1, 30, 8};
+    for (size_t k = 0; k < 4; k++)
+        assert_true(tp_type_can_execute(exec[k]));
+}
+
+/* ---- per-element dequantization formulas, restated ---------------------------------------- */
+
+static uint16_t u16at(const uint8_t *p)
+{
+    return (uint16_t)(p[0] + 256 * p[1]);
+}
+
+static float f16at(const uint8_t *p)
+{
+    return half_f(u16at(p));
+}
+
+/* Element k (0..31) of a 32-element block: its 4-bit nibble and its fifth bit. */
+static int nib32(const uint8_t *qs, int k)
+{
+    return k < 16 ? qs[k] % 16 : qs[k - 16] / 16;
+}
+
+static int bit32(const uint8_t *qh, int k) /* bit k of the little-endian u32 at qh */
+{
+    return (qh[k / 8] >> (k % 8)) & 1;
+}
+
+/* Q4_K / Q5_K sub-block j: 6-bit scale and min. */
+static void scale_min(const uint8_t *s, int j, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = s[j] % 64;
+        *m = s[j + 4] % 64;
+    } else {
+        *sc = s[j + 4] % 16 + 16 * (s[j - 4] / 64);
+        *m = s[j + 4] / 16 + 16 * (s[j] / 64);
+    }
+}
+
+/* Q3_K sub-block s (0..15): the 6-bit scale from its low nibble and two high bits. */
+static int q3_scale(const uint8_t *sc, int s)
+{
+    int low = s < 8 ? sc[s] % 16 : sc[s - 8] / 16;
+    int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
+    return low + 16 * high;
+}
+
+static float elem(uint32_t type, const uint8_t *b, int k)
+{
+    switch (type) {
+    case TP_TYPE_F32: { float f; memcpy(&f, b + 4 * k, 4); return f; }
+    case TP_TYPE_F16: return half_f(u16at(b + 2 * k));
+    case TP_TYPE_BF16: return bitsf((uint32_t)u16at(b + 2 * k) << 16);
+    case TP_TYPE_Q4_0: return (float)(nib32(b + 2, k) - 8) * f16at(b);
+    case TP_TYPE_Q4_1: return (float)nib32(b + 4, k) * f16at(b) + f16at(b + 2);
+    case TP_TYPE_Q5_0: return (float)(nib32(b + 6, k) + 16 * bit32(b + 2, k) - 16) * f16at(b);
+    case TP_TYPE_Q5_1: return (float)(nib32(b + 8, k) + 16 * bit32(b + 4, k)) * f16at(b) + f16at(b + 2);
+    case TP_TYPE_Q8_0: return (float)(int8_t)b[2 + k] * f16at(b);
+    case TP_TYPE_Q2_K: {
+        int half = k / 128, r = k % 128, j = r / 32, part = (r % 32) / 16, l = r % 16;
+        int q = (b[16 + 32 * half + 16 * part + l] >> (2 * j)) & 3, sc = b[k / 16];
+        return f16at(b + 80) * (float)(sc % 16) * (float)q - f16at(b + 82) * (float)(sc / 16);
+    }
+    case TP_TYPE_Q3_K: {
+        int half = k / 128, r = k % 128, j = r / 32, part = (r % 32) / 16, l = r % 16;
+        int q = (b[32 + 32 * half + 16 * part + l] >> (2 * j)) & 3;
+        int hbit = (b[k % 32] >> (4 * half + j)) & 1;
+        return f16at(b + 108) * (float)(q3_scale(b + 96, k / 16) - 32) * (float)(q - (hbit ? 0 : 4));
+    }
+    case TP_TYPE_Q4_K: case TP_TYPE_Q5_K: {
+        int five = type == TP_TYPE_Q5_K, c = k / 64, hi = (k % 64) / 32, l = k % 32, sc, m;
+        const uint8_t *qs = b + (five ? 48 : 16);
+        int q = hi ? qs[32 * c + l] / 16 : qs[32 * c + l] % 16;
+        if (five)
+            q += 16 * ((b[16 + l] >> (k / 32)) & 1);
+        scale_min(b + 4, k / 32, &sc, &m);
+        return f16at(b) * (float)sc * (float)q - f16at(b + 2) * (float)m;
+    }
+    case TP_TYPE_Q6_K: {
+        int h = k / 128, r = k % 128, quarter = r / 32, l = r % 32;
+        const uint8_t *ql = b + 64 * h + (quarter % 2 ? 32 : 0);
+        int low = quarter < 2 ? ql[l] % 16 : ql[l] / 16;
+        int high = (b[128 + 32 * h + l] >> (2 * quarter)) & 3;
+        float sc = (float)(int8_t)b[192 + 8 * h + l / 16 + 2 * quarter];
+        return f16at(b + 208) * sc * (float)(low + 16 * high - 32);
+    }
+    default: fail_msg("no formula for type %u", type); return 0;
+    }
+}
+
+/* A random f16 scale of moderate size: sign, exponent 8..18, any mantissa. */
+static uint16_t rand_scale(void)
+{
+    return (uint16_t)((rnd32() & 1) << 15 | (8 + rnd32() % 11) << 10 | (rnd32() & 1023));
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v & 255);
+    p[1] = (uint8_t)(v >> 8);
+}
+
+/* Offsets of the f16 fields in each block layout (-1 ends the list). */
+static const int *scale_fields(uint32_t type)
+{
+    static const int one[] = {0, -1}, two[] = {0, 2, -1}, q2k[] = {80, 82, -1}, q3k[] = {108, -1},
+                     q6k[] = {208, -1}, none[] = {-1};
+    switch (type) {
+    case TP_TYPE_Q4_0: case TP_TYPE_Q5_0: case TP_TYPE_Q8_0: return one;
+    case TP_TYPE_Q4_1: case TP_TYPE_Q5_1: case TP_TYPE_Q4_K: case TP_TYPE_Q5_K: return two;
+    case TP_TYPE_Q2_K: return q2k;
+    case TP_TYPE_Q3_K: return q3k;
+    case TP_TYPE_Q6_K: return q6k;
+    default: return none;
+    }
+}
+
+/* n_blocks random blocks of type: random bytes, finite moderate values in every f16/f32 field. */
+static uint8_t *rand_blocks(uint32_t type, size_t n_blocks, size_t pad)
+{
+    size_t bb = tp_type_block_bytes(type);
+    uint8_t *buf = malloc(n_blocks * bb + pad + 1);
+    assert_non_null(buf);
+    uint8_t *p = buf + pad;
+    for (size_t i = 0; i < n_blocks * bb; i++)
+        p[i] = (uint8_t)rnd32();
+    for (size_t b = 0; b < n_blocks; b++) {
+        uint8_t *blk = p + b * bb;
+        if (type == TP_TYPE_F32) {
+            float f = frand() * 4.0f;
+            memcpy(blk, &f, 4);
+        } else if (type == TP_TYPE_F16) {
+            put16(blk, oracle_f16(frand() * 4.0f));
+        } else if (type == TP_TYPE_BF16) {
+            put16(blk, (uint16_t)(fbits(frand() * 4.0f) >> 16));
+        }
+        for (const int *f = scale_fields(type); *f >= 0; f++)
+            put16(blk + *f, rand_scale());
+    }
+    return buf;
+}
+
+static const uint32_t k_deq_types[] = {TP_TYPE_F32,  TP_TYPE_F16,  TP_TYPE_BF16, TP_TYPE_Q4_0,
+                                       TP_TYPE_Q4_1, TP_TYPE_Q5_0, TP_TYPE_Q5_1, TP_TYPE_Q8_0,
+                                       TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q4_K, TP_TYPE_Q5_K,
+                                       TP_TYPE_Q6_K};
+#define N_DEQ (sizeof k_deq_types / sizeof *k_deq_types)
+
+/* The row of n elements at p dequantized with the formulas above. */
+static void oracle_row(uint32_t type, const uint8_t *p, float *out, size_t n)
+{
+    size_t be = tp_type_block_elems(type), bb = tp_type_block_bytes(type);
+    for (size_t i = 0; i < n; i++)
+        out[i] = elem(type, p + (i / be) * bb, (int)(i % be));
+}
+
+static void test_dequantize_formulas(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < N_DEQ; t++) {
+        uint32_t type = k_deq_types[t];
+        size_t be = tp_type_block_elems(type), nb = be == 1 ? 777 : 6, n = nb * be;
+        for (int rep = 0; rep < 20; rep++) {
+            uint8_t *buf = rand_blocks(type, nb, 0);
+            float *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+            assert_non_null(got);
+            assert_non_null(want);
+            assert_int_equal(tp_dequantize_row(type, buf, got, n), TP_OK);
+            oracle_row(type, buf, want, n);
+            for (size_t i = 0; i < n; i++)
+                if (fbits(got[i]) != fbits(want[i]))
+                    fail_msg("%s element %zu: %.9g, want %.9g", tp_type_name(type), i, got[i], want[i]);
+            free(buf);
+            free(got);
+            free(want);
+        }
+    }
+}
+
+/* One hand-made Q4_K block: sub-block 5 scale 37 (low 5 from byte 9, high 2 from byte 1) */
+static void test_q4_k_hand_block(void **state)
+{
+    (void)state;
+    uint8_t blk[144] = {0};
+    put16(blk, 0x3C00);         /* d = 1 */
+    put16(blk + 2, 0x3800);     /* dmin = 0.5 */
+    blk[4 + 9] = 5 | 3 << 4;    /* sub-block 5: scale low nibble 5, min low nibble 3 */
+    blk[4 + 1] = 2 << 6;        /* scale high bits 2 -> 5 + 32 = 37 */
+    blk[4 + 5] = 1 << 6;        /* min high bits 1 -> 3 + 16 = 19 */
+    blk[16 + 64 + 7] = 0xB0;    /* chunk 2, l = 7: high nibble 11 -> element 128 + 32 + 7 */
+    float y[256];
+    assert_int_equal(tp_dequantize_row(TP_TYPE_Q4_K, blk, y, 256), TP_OK);
+    assert_true(y[167] == 37.0f * 11.0f - 0.5f * 19.0f);
+    assert_true(y[166] == -0.5f * 19.0f);
+    assert_true(y[0] == 0.0f);
+}
+
+/* ---- quantize -> dequantize ------------------------------------------------------------------ */
+
+static float *rand_floats(size_t n, float scale)
+{
+    float *a = malloc(n * sizeof *a);
+    assert_non_null(a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = frand() * scale;
+    return a;
+}
+
+static void test_quantize_plain(void **state)
+{
+    (void)state;
+    size_t n = 1000;
+    float *x = rand_floats(n, 100.0f);
+    x[3] = INFINITY;
+    x[4] = -0.0f;
+    x[5] = 1e-7f;
+    uint8_t *q = malloc(4 * n);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_F16, x, q, n), TP_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(u16at(q + 2 * i), oracle_f16(x[i]));
+    assert_int_equal(tp_quantize_row(TP_TYPE_BF16, x, q, n), TP_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(u16at(q + 2 * i), oracle_bf16(x[i]));
+    assert_int_equal(tp_quantize_row(TP_TYPE_F32, x, q, n), TP_OK);
+    assert_memory_equal(q, x, 4 * n);
+    free(x);
+    free(q);
+}
+
+/* Q8_0: d = amax / 127 stored as f16; each element within d/2 of x plus what the f16
+ * rounding of d moves the largest quant (127 |d16 - d|). */
+static void test_quantize_q8_0(void **state)
+{
+    (void)state;
+    size_t nb = 64, n = 32 * nb;
+    float *x = rand_floats(n, 3.0f), y[32];
+    for (size_t i = 0; i < 32; i++)
+        x[32 + i] = 0.0f; /* an all-zero block */
+    uint8_t *q = malloc(34 * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        double amax = 0;
+        for (int j = 0; j < 32; j++)
+            amax = fmax(amax, fabs(x[32 * b + j]));
+        float d = (float)amax / 127.0f;
+        assert_int_equal(u16at(q + 34 * b), oracle_f16(d));
+        double d16 = half_value(u16at(q + 34 * b));
+        oracle_row(TP_TYPE_Q8_0, q + 34 * b, y, 32);
+        for (int j = 0; j < 32; j++) {
+            double err = fabs(y[j] - (double)x[32 * b + j]);
+            assert_true(err <= d / 2.0 + 127.0 * fabs(d16 - d) + 1e-6 * amax);
+        }
+    }
+    free(x);
+    free(q);
+}
+
+/* Q4_0: d = v / -8 for the signed element v of largest magnitude; v itself is exact
+ * (quant 0), every element within d (quant 15 clamps 7.5..8 to 7) plus the f16 rounding. */
+static void test_quantize_q4_0(void **state)
+{
+    (void)state;
+    size_t nb = 64, n = 32 * nb;
+    float *x = rand_floats(n, 2.0f), y[32];
+    uint8_t *q = malloc(18 * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q4_0, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        int arg = 0;
+        for (int j = 1; j < 32; j++)
+            if (fabsf(x[32 * b + j]) > fabsf(x[32 * b + arg]))
+                arg = j;
+        float d = x[32 * b + arg] / -8.0f;
+        assert_int_equal(u16at(q + 18 * b), oracle_f16(d));
+        double d16 = half_value(u16at(q + 18 * b));
+        assert_int_equal(nib32(q + 18 * b + 2, arg), 0);
+        oracle_row(TP_TYPE_Q4_0, q + 18 * b, y, 32);
+        for (int j = 0; j < 32; j++) {
+            double err = fabs(y[j] - (double)x[32 * b + j]);
+            assert_true(err <= fabs(d) + 8.0 * fabs(d16 - d) + 1e-6);
+        }
+    }
+    free(x);
+    free(q);
+}
+
+/* Q4_K: sub-block j holds x in [lo, lo + 15 s] (lo = min(0, min x), s = (max - lo) / 15);
+ * with D, M the block's own scale and min for j, a quant in range is within D/2 and a
+ * clamped one within 15 |s - D| + |M + lo|; every element must obey the sum. */
+static void test_quantize_q4_k(void **state)
+{
+    (void)state;
+    size_t nb = 8, n = 256 * nb;
+    float *x = rand_floats(n, 1.5f);
+    for (size_t i = 0; i < 256; i++)
+        x[256 + i] = 0.25f + fabsf(x[256 + i]); /* all positive: lo = 0 */
+    float y[256];
+    uint8_t *q = malloc(144 * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q4_K, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *blk = q + 144 * b;
+        oracle_row(TP_TYPE_Q4_K, blk, y, 256);
+        for (int j = 0; j < 8; j++) {
+            const float *xs = x + 256 * b + 32 * j;
+            double lo = 0, hi = xs[0];
+            for (int l = 0; l < 32; l++) {
+                lo = fmin(lo, xs[l]);
+                hi = fmax(hi, xs[l]);
+            }
+            int sc, m;
+            scale_min(blk + 4, j, &sc, &m);
+            double s = (hi - lo) / 15, D = f16at(blk) * (double)sc, M = f16at(blk + 2) * (double)m;
+            double bound = D / 2 + 15 * fabs(s - D) + fabs(M + lo) + 1e-5;
+            for (int l = 0; l < 32; l++)
+                if (fabs(y[32 * j + l] - xs[l]) > bound)
+                    fail_msg("block %zu sub %d elem %d: %.6g vs %.6g (bound %.3g)", b, j, l,
+                             y[32 * j + l], xs[l], bound);
+            assert_true(bound < s); /* the packed scales stay close to s */
+        }
+    }
+    free(x);
+    free(q);
+}
+
+static void test_quantize_refusals(void **state)
+{
+    (void)state;
+    float x[64] = {0};
+    uint8_t q[400];
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, x, q, 33), TP_ERR_INVALID);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q5_0, x, q, 32), TP_ERR_INVALID);
+    assert_int_equal(tp_quantize_row(40, x, q, 32), TP_ERR_INVALID);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, NULL, q, 32), TP_ERR_INVALID);
+    x[7] = NAN;
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q4_0, x, q, 32), TP_ERR_INVALID);
+    float y[256];
+    assert_int_equal(tp_dequantize_row(TP_TYPE_Q4_K, q, y, 255), TP_ERR_INVALID);
+    assert_int_equal(tp_dequantize_row(TP_TYPE_Q8_K, q, y, 256), TP_ERR_INVALID);
+    assert_int_equal(tp_dequantize_row(4, q, y, 32), TP_ERR_INVALID);
+    assert_int_equal(tp_dequantize_row(TP_TYPE_Q8_0, q, NULL, 32), TP_ERR_INVALID);
+    assert_int_equal(tp_dequantize_row(TP_TYPE_Q8_0, NULL, NULL, 0), TP_OK);
+}
+
+/* ---- typed kernels ------------------------------------------------------------------------ */
+
+/* Checks the typed mat-mul of one type: against a double reference on the weights
+ * dequantized by the formulas here, bit for bit against tp_kernel_mul_mat on those f32
+ * weights, and bit for bit across 1, 2 and 3 threads. pad shifts W off its alignment. */
+static void check_matmul(uint32_t type, size_t n_in, size_t n_out, size_t n_tok, int bias,
+                         size_t pad)
+{
+    size_t be = tp_type_block_elems(type), row_blocks = n_in / be;
+    uint8_t *buf = rand_blocks(type, row_blocks * n_out, pad), *W = buf + pad;
+    size_t row_bytes = row_blocks * tp_type_block_bytes(type);
+    float *Wf = malloc(n_in * n_out * sizeof *Wf), *x = rand_floats(n_in * n_tok, 1.0f);
+    float *b = bias ? rand_floats(n_out, 1.0f) : NULL;
+    float *y[3], *yf = malloc(n_out * n_tok * sizeof *yf);
+    assert_non_null(Wf);
+    assert_non_null(yf);
+    for (size_t o = 0; o < n_out; o++)
+        oracle_row(type, W + o * row_bytes, Wf + o * n_in, n_in);
+    for (int k = 0; k < 3; k++) {
+        y[k] = malloc(n_out * n_tok * sizeof(float));
+        assert_non_null(y[k]);
+        assert_int_equal(tp_kernel_mul_mat_typed(type, W, b, x, n_in, n_out, n_tok, y[k], k + 1),
+                         TP_OK);
+    }
+    assert_int_equal(tp_kernel_mul_mat(Wf, b, x, n_in, n_out, n_tok, yf, 1), TP_OK);
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t o = 0; o < n_out; o++) {
+            double ref = b ? b[o] : 0, mag = b ? fabs(b[o]) : 0;
+            for (size_t i = 0; i < n_in; i++) {
+                ref += (double)Wf[o * n_in + i] * x[t * n_in + i];
+                mag += fabs((double)Wf[o * n_in + i] * x[t * n_in + i]);
+            }
+            float got = y[0][t * n_out + o];
+            if (fabs(got - ref) > 1e-5 * mag + 1e-30)
+                fail_msg("%s y[%zu][%zu] = %.9g, reference %.9g", tp_type_name(type), t, o, got, ref);
+        }
+    assert_memory_equal(y[0], yf, n_out * n_tok * sizeof(float));
+    assert_memory_equal(y[0], y[1], n_out * n_tok * sizeof(float));
+    assert_memory_equal(y[0], y[2], n_out * n_tok * sizeof(float));
+    for (int k = 0; k < 3; k++)
+        free(y[k]);
+    free(buf);
+    free(Wf);
+    free(x);
+    free(b);
+    free(yf);
+}
+
+static void test_matmul_every_type(void **state)
+{
+    (void)state;
+    /* 512 x 48 x 43 is above the size at which the kernels start threads */
+    for (size_t t = 0; t < N_DEQ; t++)
+        check_matmul(k_deq_types[t], 512, 48, 43, (int)(t % 2), 0);
+}
+
+static void test_matmul_f32_shapes(void **state)
+{
+    (void)state;
+    check_matmul(TP_TYPE_F32, 515, 40, 70, 1, 0); /* dot tail, two token blocks */
+    check_matmul(TP_TYPE_F32, 515, 40, 70, 0, 1); /* misaligned rows: the dequantizing path */
+    check_matmul(TP_TYPE_F16, 13, 7, 5, 1, 1);
+    check_matmul(TP_TYPE_BF16, 1, 1, 1, 0, 0);
+    check_matmul(TP_TYPE_Q8_0, 32, 3, 9, 1, 3);
+}
+
+static void test_matmul_refusals(void **state)
+{
+    (void)state;
+    uint8_t W[34 * 4] = {0};
+    float x[64] = {0}, y[8];
+    for (int i = 0; i < 8; i++)
+        y[i] = 42.0f;
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_Q8_0, W, NULL, x, 33, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(40, W, NULL, x, 32, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(4, W, NULL, x, 32, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_Q8_K, W, NULL, x, 256, 1, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_I8, W, NULL, x, 32, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_Q8_0, NULL, NULL, x, 32, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_Q8_0, W, NULL, NULL, 32, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_Q8_0, W, NULL, x, 0, 2, 1, y, 1), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_mul_mat_typed(TP_TYPE_F32, W, NULL, x, SIZE_MAX / 2, 4, 1, y, 1),
+                     TP_ERR_OVERFLOW);
+    for (int i = 0; i < 8; i++)
+        assert_true(y[i] == 42.0f);
+    float ids[3], out[3 * 64];
+    uint32_t idv[3] = {1, 0, 4};
+    memcpy(ids, idv, sizeof idv);
+    for (int i = 0; i < 3 * 64; i++)
+        out[i] = 42.0f;
+    assert_int_equal(tp_kernel_get_rows_typed(TP_TYPE_Q8_0, W, 4, 32, ids, 3, out), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_get_rows_typed(TP_TYPE_Q8_0, W, 4, 31, ids, 2, out), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_get_rows_typed(TP_TYPE_Q8_1, W, 4, 32, ids, 2, out), TP_ERR_INVALID);
+    assert_int_equal(tp_kernel_get_rows_typed(TP_TYPE_Q8_0, NULL, 4, 32, ids, 2, out), TP_ERR_INVALID);
+    for (int i = 0; i < 3 * 64; i++)
+        assert_true(out[i] == 42.0f);
+}
+
+static void test_get_rows_every_type(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < N_DEQ; t++) {
+        uint32_t type = k_deq_types[t];
+        size_t be = tp_type_block_elems(type), d = be == 1 ? 24 : 2 * be, n_rows = 9;
+        size_t row_bytes = d / be * tp_type_block_bytes(type);
+        uint8_t *table = rand_blocks(type, d / be * n_rows, 0);
+        uint32_t idv[5] = {3, 0, 8, 3, 5};
+        float ids[5], *out = malloc(5 * d * sizeof *out), *want = malloc(d * sizeof *want);
+        assert_non_null(out);
+        assert_non_null(want);
+        memcpy(ids, idv, sizeof idv);
+        assert_int_equal(tp_kernel_get_rows_typed(type, table, n_rows, d, ids, 5, out), TP_OK);
+        for (int r = 0; r < 5; r++) {
+            oracle_row(type, table + idv[r] * row_bytes, want, d);
+            assert_memory_equal(out + r * d, want, d * sizeof *want);
+        }
+        free(table);
+        free(out);
+        free(want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_type_table),
+        cmocka_unit_test(test_f16_decode_all),
+        cmocka_unit_test(test_f16_encode_sweep),
+        cmocka_unit_test(test_bf16_sweep),
+        cmocka_unit_test(test_dequantize_formulas),
+        cmocka_unit_test(test_q4_k_hand_block),
+        cmocka_unit_test(test_quantize_plain),
+        cmocka_unit_test(test_quantize_q8_0),
+        cmocka_unit_test(test_quantize_q4_0),
+        cmocka_unit_test(test_quantize_q4_k),
+        cmocka_unit_test(test_quantize_refusals),
+        cmocka_unit_test(test_matmul_every_type),
+        cmocka_unit_test(test_matmul_f32_shapes),
+        cmocka_unit_test(test_matmul_refusals),
+        cmocka_unit_test(test_get_rows_every_type),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
