@@ -21,7 +21,11 @@ static const tp_model_config builtin_configs[] = {
      .rms_eps = 1e-6f,
      .rope_base = 1e6f,
      .qkv_bias = 1,
-     .tied_embeddings = 1},
+     .tied_embeddings = 1,
+     .arch = TP_ARCH_QWEN2,
+     .rope_mode = TP_ROPE_NEOX,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
     /* Small enough that tests execute it in milliseconds, yet grouped-query (2 query heads per
      * KV head) and with more than one layer so per-layer placement is observable. */
     {.name = "tiny",
@@ -36,7 +40,11 @@ static const tp_model_config builtin_configs[] = {
      .rms_eps = 1e-6f,
      .rope_base = 10000.0f,
      .qkv_bias = 1,
-     .tied_embeddings = 1},
+     .tied_embeddings = 1,
+     .arch = TP_ARCH_QWEN2,
+     .rope_mode = TP_ROPE_NEOX,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
 };
 #define BUILTIN_COUNT (sizeof builtin_configs / sizeof builtin_configs[0])
 
