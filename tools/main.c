@@ -21,6 +21,8 @@ static const tp_command commands[] = {
      tp_cmd_model, tp_help_model},
     {"run", "run a built-in model (random weights) through the planned graph", tp_cmd_run,
      tp_help_run},
+    {"inspect", "check a GGUF file and show its metadata, tensor table and bytes per type",
+     tp_cmd_inspect, tp_help_inspect},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 

@@ -1,0 +1,177 @@
+/* `tensorplan inspect` run as a user would: a file the writer made, shown as JSON and parsed
+ * with cJSON, the tensor table compared with what this test put in (sizes from the formulas
+ * of docs/gguf.md); a damaged file refused with exit 3 and one line; a missing file exit 1. */
+#include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tensorplan/gguf.h"
+
+#ifndef TP_CLI_PATH
+#error "TP_CLI_PATH must name the built tensorplan binary"
+#endif
+
+static char tmpdir[] = "/tmp/tp_inspect_XXXXXX";
+static char out_text[1 << 16], err_text[4096];
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    const size_t got = fread(buf, 1, cap - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+}
+
+/* Runs the CLI with ARGS; stdout and stderr land in out_text and err_text. */
+static int run_cli(const char *args)
+{
+    char cmd[2048], out[300], err[300];
+    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+    snprintf(err, sizeof err, "%s/err.txt", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", TP_CLI_PATH, args, out, err);
+    const int status = system(cmd);
+    assert_true(status != -1 && WIFEXITED(status));
+    slurp(out, out_text, sizeof out_text);
+    slurp(err, err_text, sizeof err_text);
+    return WEXITSTATUS(status);
+}
+
+typedef struct tdef {
+    const char *name, *type_name;
+    uint32_t type, n_dims;
+    int64_t ne[4];
+    uint64_t nbytes; /* ne0/block * block bytes * other dims */
+} tdef;
+
+static const tdef tensors[] = {
+    { "token_embd.weight", "Q8_0", 8, 2, { 64, 10 }, 64 / 32 * 34 * 10 },
+    { "output_norm.weight", "F32", 0, 1, { 64 }, 64 * 4 },
+    { "blk.0.attn_q.weight", "F16", 1, 2, { 64, 64 }, 64 * 64 * 2 },
+};
+enum { N_TENSORS = sizeof tensors / sizeof tensors[0] };
+
+static void write_model(const char *path)
+{
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_string(w, "general.architecture", "llama"), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_u32(w, "llama.block_count", 1), TP_OK);
+    const char *tokens[20];
+    for (int i = 0; i < 20; i++)
+        tokens[i] = i % 2 ? "odd" : "even";
+    assert_int_equal(tp_gguf_writer_add_strings(w, "tokenizer.ggml.tokens", tokens, 20), TP_OK);
+    static unsigned char data[64 * 64 * 2];
+    for (size_t i = 0; i < N_TENSORS; i++) {
+        const tdef *t = &tensors[i];
+        assert_int_equal(tp_gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, data,
+                                                   (size_t)t->nbytes), TP_OK);
+    }
+    assert_int_equal(tp_gguf_writer_write(w, path), TP_OK);
+    tp_gguf_writer_destroy(w);
+}
+
+static void test_json_table(void **state)
+{
+    (void)state;
+    char path[300], args[400];
+    snprintf(path, sizeof path, "%s/m.gguf", tmpdir);
+    write_model(path);
+    snprintf(args, sizeof args, "inspect '%s' --json", path);
+    assert_int_equal(run_cli(args), 0);
+    cJSON *root = cJSON_Parse(out_text);
+    assert_non_null(root);
+    assert_int_equal(cJSON_GetObjectItem(root, "version")->valuedouble, 3);
+    assert_int_equal(cJSON_GetObjectItem(root, "alignment")->valuedouble, 32);
+    const cJSON *meta = cJSON_GetObjectItem(root, "metadata");
+    assert_string_equal(cJSON_GetObjectItem(meta, "general.architecture")->valuestring, "llama");
+    const cJSON *tok = cJSON_GetObjectItem(meta, "tokenizer.ggml.tokens");
+    assert_int_equal(cJSON_GetObjectItem(tok, "length")->valuedouble, 20);
+    const cJSON *arr = cJSON_GetObjectItem(root, "tensors");
+    assert_int_equal(cJSON_GetArraySize(arr), N_TENSORS);
+    uint64_t offset = 0, total = 0;
+    for (int i = 0; i < N_TENSORS; i++) {
+        const tdef *t = &tensors[i];
+        const cJSON *o = cJSON_GetArrayItem(arr, i);
+        assert_string_equal(cJSON_GetObjectItem(o, "name")->valuestring, t->name);
+        assert_string_equal(cJSON_GetObjectItem(o, "type")->valuestring, t->type_name);
+        const cJSON *shape = cJSON_GetObjectItem(o, "shape");
+        assert_int_equal(cJSON_GetArraySize(shape), t->n_dims);
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            assert_int_equal(cJSON_GetArrayItem(shape, (int)d)->valuedouble, t->ne[d]);
+        assert_int_equal(cJSON_GetObjectItem(o, "bytes")->valuedouble, t->nbytes);
+        assert_int_equal(cJSON_GetObjectItem(o, "offset")->valuedouble, offset);
+        offset += (t->nbytes + 31) / 32 * 32;
+        total += t->nbytes;
+    }
+    assert_int_equal(cJSON_GetObjectItem(root, "total_bytes")->valuedouble, total);
+    const cJSON *per = cJSON_GetObjectItem(root, "bytes_per_type");
+    assert_int_equal(cJSON_GetObjectItem(per, "F16")->valuedouble, 64 * 64 * 2);
+    cJSON_Delete(root);
+    snprintf(args, sizeof args, "inspect '%s'", path);
+    assert_int_equal(run_cli(args), 0);
+    assert_non_null(strstr(out_text, "token_embd.weight"));
+    assert_non_null(strstr(out_text, "[20] \"even\", \"odd\""));
+    remove(path);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    char path[300], args[400];
+    snprintf(path, sizeof path, "%s/bad.gguf", tmpdir);
+    write_model(path);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 4, SEEK_SET), 0);
+    fputc(4, f); /* version 4 */
+    assert_int_equal(fclose(f), 0);
+    snprintf(args, sizeof args, "inspect '%s'", path);
+    assert_int_equal(run_cli(args), 3);
+    char want[400];
+    snprintf(want, sizeof want, "tensorplan: inspect: %s: offset 4: expected version 2 or 3, "
+             "got 4\n", path);
+    assert_string_equal(err_text, want);
+    assert_string_equal(out_text, "");
+    remove(path);
+    snprintf(args, sizeof args, "inspect '%s' --json", path);
+    assert_int_equal(run_cli(args), 1);
+    assert_non_null(strstr(err_text, "tensorplan: inspect: "));
+    assert_int_equal(run_cli("inspect"), 2);
+    assert_int_equal(run_cli("inspect a.gguf --bogus"), 2);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char p[300];
+    snprintf(p, sizeof p, "%s/out.txt", tmpdir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/err.txt", tmpdir);
+    remove(p);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_table),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,273 @@
+/* tensorplan inspect: what a GGUF file holds (docs/gguf.md): header, metadata, tensor table
+ * and bytes per type, as text or as one JSON object. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tensorplan/gguf.h"
+
+enum { SHOWN_ELEMS = 8, SHOWN_CHARS = 64 };
+
+void tp_help_inspect(FILE *out)
+{
+    fprintf(out,
+        "usage: tensorplan inspect FILE.gguf [--json]\n"
+        "\n"
+        "Checks a GGUF file as the reader does (docs/gguf.md) and shows its version,\n"
+        "alignment and data offset, every metadata key with its type and value (arrays with\n"
+        "their length and first %d elements), the tensor table (name, type, shape in ne\n"
+        "order, bytes, offset in the data section) and the bytes per tensor type with a\n"
+        "total. Only the header is read, not the weights.\n"
+        "\n"
+        "options:\n"
+        "  --json      print one JSON object instead: version, alignment, data_offset,\n"
+        "              file_size, metadata, tensors [{name, type, shape, bytes, offset}],\n"
+        "              bytes_per_type, total_bytes\n"
+        "  -h, --help  this text\n"
+        "\n"
+        "exit codes:\n"
+        "  0  shown\n"
+        "  1  the file cannot be read\n"
+        "  2  bad command line\n"
+        "  3  the file is refused (the message names the byte offset and what was expected)\n"
+        "\n"
+        "example:\n"
+        "  tensorplan inspect qwen2.5-0.5b-instruct-q8_0.gguf\n",
+        SHOWN_ELEMS);
+}
+
+/* A string value, quoted, control bytes escaped, cut after SHOWN_CHARS bytes. */
+static void print_str(tp_gguf_str s)
+{
+    putchar('"');
+    for (size_t i = 0; i < s.len && i < SHOWN_CHARS; i++) {
+        const unsigned char ch = (unsigned char)s.data[i];
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            printf("\\x%02x", ch);
+        else
+            putchar(ch);
+    }
+    printf(s.len > SHOWN_CHARS ? "\"..." : "\"");
+}
+
+/* The shortest decimal that reads back as the same float or double. */
+static void print_real(tp_gguf_vtype type, uint64_t bits)
+{
+    const double v = tp_gguf_bits_to_double(type, bits);
+    char buf[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        const double back = strtod(buf, NULL);
+        if (type == TP_GGUF_F32 ? (float)back == (float)v : back == v)
+            break;
+    }
+    fputs(buf, stdout);
+}
+
+static void print_number(tp_gguf_vtype type, uint64_t bits)
+{
+    switch (type) {
+    case TP_GGUF_U64: printf("%" PRIu64, bits); break;
+    case TP_GGUF_I64: printf("%" PRId64, (int64_t)bits); break;
+    case TP_GGUF_BOOL: printf("%s", bits ? "true" : "false"); break;
+    case TP_GGUF_F32: case TP_GGUF_F64: print_real(type, bits); break;
+    default: printf("%.0f", tp_gguf_bits_to_double(type, bits)); break;
+    }
+}
+
+static void print_value(const tp_gguf_kv *kv)
+{
+    if (kv->type == TP_GGUF_STRING) {
+        print_str(kv->string);
+        return;
+    }
+    if (kv->type != TP_GGUF_ARRAY) {
+        print_number(kv->type, kv->bits);
+        return;
+    }
+    const tp_gguf_array *a = &kv->array;
+    printf("[%zu]", a->count);
+    for (size_t i = 0; i < a->count && i < SHOWN_ELEMS; i++) {
+        fputs(i ? ", " : " ", stdout);
+        if (a->type == TP_GGUF_STRING)
+            print_str(tp_gguf_array_string(a, i));
+        else
+            print_number(a->type, tp_gguf_array_bits(a, i));
+    }
+    if (a->count > SHOWN_ELEMS)
+        fputs(", ...", stdout);
+}
+
+/* Bytes per tensor type id (ids below 64; the reader accepts no other). */
+typedef struct type_bytes {
+    uint64_t bytes[64];
+    uint64_t total;
+} type_bytes;
+
+static void count_bytes(const tp_gguf *g, type_bytes *tb)
+{
+    memset(tb, 0, sizeof *tb);
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
+        tb->bytes[t->type % 64] += t->nbytes;
+        tb->total += t->nbytes;
+    }
+}
+
+static void print_text(const tp_gguf *g)
+{
+    printf("file       %s\nversion    %u\nalignment  %zu\n", tp_gguf_name(g),
+           (unsigned)tp_gguf_version(g), tp_gguf_alignment(g));
+    printf("data       at offset %zu of %zu bytes\n", tp_gguf_data_offset(g), tp_gguf_file_size(g));
+    printf("metadata   %zu keys\n", tp_gguf_kv_count(g));
+    for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
+        const tp_gguf_kv *kv = tp_gguf_kv_at(g, i);
+        char type[32];
+        if (kv->type == TP_GGUF_ARRAY)
+            snprintf(type, sizeof type, "%s[]", tp_gguf_vtype_name(kv->array.type));
+        else
+            snprintf(type, sizeof type, "%s", tp_gguf_vtype_name(kv->type));
+        printf("  %-40s %-9s ", kv->key, type);
+        print_value(kv);
+        putchar('\n');
+    }
+    printf("tensors    %zu\n", tp_gguf_tensor_count(g));
+    printf("  %-40s %-6s %-28s %14s %14s\n", "name", "type", "shape", "bytes", "offset");
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
+        char shape[128] = "[";
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%" PRId64,
+                     d ? ", " : "", t->ne[d]);
+        strcat(shape, "]");
+        printf("  %-40s %-6s %-28s %14zu %14" PRIu64 "\n", t->name, tp_gguf_type_name(t->type),
+               shape, t->nbytes, t->offset);
+    }
+    type_bytes tb;
+    count_bytes(g, &tb);
+    printf("bytes per type\n");
+    for (uint32_t ty = 0; ty < 64; ty++)
+        if (tb.bytes[ty] > 0)
+            printf("  %-8s %14" PRIu64 "\n", tp_gguf_type_name(ty), tb.bytes[ty]);
+    printf("  %-8s %14" PRIu64 "\n", "total", tb.total);
+}
+
+static cJSON *json_str(tp_gguf_str s)
+{
+    char *copy = malloc(s.len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s.data, s.len);
+    copy[s.len] = '\0';
+    cJSON *v = cJSON_CreateString(copy);
+    free(copy);
+    return v;
+}
+
+static cJSON *json_scalar(tp_gguf_vtype type, uint64_t bits)
+{
+    if (type == TP_GGUF_BOOL)
+        return cJSON_CreateBool(bits != 0);
+    return cJSON_CreateNumber(tp_gguf_bits_to_double(type, bits));
+}
+
+/* Scalars and strings as themselves; an array as {element_type, length, first: [...]}. */
+static cJSON *json_value(const tp_gguf_kv *kv)
+{
+    if (kv->type == TP_GGUF_STRING)
+        return json_str(kv->string);
+    if (kv->type != TP_GGUF_ARRAY)
+        return json_scalar(kv->type, kv->bits);
+    const tp_gguf_array *a = &kv->array;
+    cJSON *o = cJSON_CreateObject(), *first = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "element_type", tp_gguf_vtype_name(a->type));
+    cJSON_AddNumberToObject(o, "length", (double)a->count);
+    for (size_t i = 0; i < a->count && i < SHOWN_ELEMS; i++)
+        cJSON_AddItemToArray(first, a->type == TP_GGUF_STRING
+                                        ? json_str(tp_gguf_array_string(a, i))
+                                        : json_scalar(a->type, tp_gguf_array_bits(a, i)));
+    cJSON_AddItemToObject(o, "first", first);
+    return o;
+}
+
+static cJSON *json_tensors(const tp_gguf *g)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
+        cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON_AddStringToObject(o, "type", tp_gguf_type_name(t->type));
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->ne[d]));
+        cJSON_AddItemToObject(o, "shape", shape);
+        cJSON_AddNumberToObject(o, "bytes", (double)t->nbytes);
+        cJSON_AddNumberToObject(o, "offset", (double)t->offset);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static int print_json(const tp_gguf *g)
+{
+    cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *per = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "file", tp_gguf_name(g));
+    cJSON_AddNumberToObject(root, "version", tp_gguf_version(g));
+    cJSON_AddNumberToObject(root, "alignment", (double)tp_gguf_alignment(g));
+    cJSON_AddNumberToObject(root, "data_offset", (double)tp_gguf_data_offset(g));
+    cJSON_AddNumberToObject(root, "file_size", (double)tp_gguf_file_size(g));
+    for (size_t i = 0; i < tp_gguf_kv_count(g); i++)
+        cJSON_AddItemToObject(meta, tp_gguf_key(g, i), json_value(tp_gguf_kv_at(g, i)));
+    cJSON_AddItemToObject(root, "metadata", meta);
+    cJSON_AddItemToObject(root, "tensors", json_tensors(g));
+    type_bytes tb;
+    count_bytes(g, &tb);
+    for (uint32_t ty = 0; ty < 64; ty++)
+        if (tb.bytes[ty] > 0)
+            cJSON_AddNumberToObject(per, tp_gguf_type_name(ty), (double)tb.bytes[ty]);
+    cJSON_AddItemToObject(root, "bytes_per_type", per);
+    cJSON_AddNumberToObject(root, "total_bytes", (double)tb.total);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    puts(text);
+    cJSON_free(text);
+    return TP_EXIT_OK;
+}
+
+int tp_cmd_inspect(int argc, char **argv)
+{
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (tp_cli_take_positional(argv[0], argv[i], &path, "FILE.gguf") != 0)
+            return TP_EXIT_USAGE;
+    }
+    if (!path) {
+        tp_cli_error("FILE.gguf is missing (see 'tensorplan help inspect')");
+        return TP_EXIT_USAGE;
+    }
+    tp_gguf *g = NULL;
+    const tp_status st = tp_gguf_open(path, &g);
+    if (st != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return tp_cli_exit_for(st);
+    }
+    int rc = TP_EXIT_OK;
+    if (json)
+        rc = print_json(g);
+    else
+        print_text(g);
+    tp_gguf_close(g);
+    return rc;
+}
