@@ -217,6 +217,10 @@ static void test_tensor_refusals(void **state)
     refused(&m, "blk.0.attn_extra.weight", NULL);
     m.extra_tensor = "blk.2.attn_norm.weight"; /* layer 2 of a 2-layer model */
     refused(&m, "blk.2.attn_norm.weight", NULL);
+    m.extra_tensor = "blk.01.attn_norm.weight"; /* not how layer 1 is spelt */
+    refused(&m, "blk.01.attn_norm.weight", NULL);
+    m.extra_tensor = "blk.1attn_norm.weight";
+    refused(&m, "blk.1attn_norm.weight", NULL);
     m = base_qwen2();
     m.extra_tensor = "blk.0.attn_output.bias"; /* a llama tensor, not a qwen2 one */
     refused(&m, "blk.0.attn_output.bias", "qwen2");
