@@ -30,7 +30,8 @@ typedef struct tp_edge { size_t from, to; } tp_edge;
 /* Output pointers (arena_size, peak, reduced_count, island_count) must not be NULL; arrays may
  * be NULL when their count is 0. */
 
-/* offsets[count] receives one offset per tensor; *arena_size the arena. Greedy, in decreasing
+/* offsets[count] receives one offset per tensor; *arena_size the arena. May start threads
+ * (see "Threads" below; tp_plan_offsets_ex with options.threads = 1 does not). Greedy, in decreasing
  * size (equal sizes in input order), best fit with the leading gap winning ties; zero-size
  * tensors get offset 0. Refuses first_use > last_use (TP_ERR_INVALID) and an offset + size
  * beyond SIZE_MAX (TP_ERR_OVERFLOW), naming the tensor. */
@@ -83,6 +84,10 @@ typedef struct tp_plan_options {
     double time_limit_seconds;    /* 0 = none                                           */
     void (*progress)(const struct tp_plan_progress *p, void *user); /* may be NULL     */
     void *user;
+    /* Threads the call may use, the calling one included: 0 = every processor online (where
+     * the input is large enough to pay for them, see "Threads" below); 1 = the calling thread
+     * only, no thread is started; N = at most N. The plan does not depend on it. */
+    unsigned threads;
 } tp_plan_options;
 
 typedef struct tp_plan_report {
@@ -97,7 +102,21 @@ typedef struct tp_plan_report {
     size_t arena_size;            /* of the returned plan (0 when none is returned)     */
 } tp_plan_report;
 
-/* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback. */
+/* Threads. Only tp_plan_offsets and tp_plan_offsets_ex start threads; every other call of
+ * the planner runs on the calling thread alone. Both join every thread they started before
+ * they return, and the plan is the same on any number of threads.
+ * - The portfolio (TP_PLAN_PORTFOLIO, and TP_PLAN_EXACT, which starts with it) runs its
+ *   greedy orders on up to min(options.threads, processors online, 16) threads from 4,096
+ *   tensors on (options.threads 0: no cap).
+ * - A greedy pass that places by the address-ordered scan (long lifetimes, AVX2 or AVX-512)
+ *   shares the scans among up to min(options.threads, processors, 16) threads from 16,384
+ *   tensors of non-zero size; tp_plan_offsets and TP_PLAN_GREEDY may do so. The exact search
+ *   runs on the calling thread.
+ * To keep a call single-threaded, call tp_plan_offsets_ex with options.threads = 1
+ * (TP_PLAN_GREEDY then gives tp_plan_offsets's plan). */
+
+/* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback, threads 0
+ * (every processor). */
 void tp_plan_options_init(tp_plan_options *options);
 
 /* Like tp_plan_offsets, with options (NULL = defaults; then the result equals

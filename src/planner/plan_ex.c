@@ -116,6 +116,7 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
 typedef struct portfolio_run {
     const tp_tensor_lifetime *tensors;
     size_t count, n_entries, align;
+    unsigned pass_threads; /* threads of one greedy pass: 0 = its own choice, else a cap */
     double deadline;
     pthread_mutex_t lock;
     size_t next;      /* the next entry to start */
@@ -158,10 +159,13 @@ static int portfolio_work(portfolio_worker *w, int one)
         took = 1;
         const size_t n = tp_greedy_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
         size_t arena = 0;
-        /* one thread per pass: the portfolio already runs as many passes as processors */
+        /* one thread per pass when the portfolio runs several passes at once */
+        unsigned pass_threads = r->pass_threads;
+        if (pass_threads > 1 && tp_scan_default_threads(n) < pass_threads)
+            pass_threads = tp_scan_default_threads(n);
         const tp_status st =
             tp_greedy_place_threads(r->tensors, r->count, w->order, n, r->align,
-                                    portfolio[p].rule, w->ticker, 1, w->trial, &arena);
+                                    portfolio[p].rule, w->ticker, pass_threads, w->trial, &arena);
         pthread_mutex_lock(&r->lock);
         if (st != TP_OK) {
             if (p < r->failed_at) {
@@ -247,6 +251,8 @@ static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
     r.count = count;
     r.n_entries = n_entries;
     r.align = align;
+    /* one greedy order alone may share its pass; several keep one thread per pass */
+    r.pass_threads = n_entries == 1 ? o->threads : 1;
     r.deadline = deadline;
     r.failed_at = n_entries;
     if (pthread_mutex_init(&r.lock, NULL) != 0)
@@ -326,13 +332,16 @@ out:
 }
 
 /* Threads for a portfolio over count tensors: one below PORTFOLIO_PARALLEL_MIN, else as many
- * as there are processors online (the runner caps it at the number of orders). */
-static unsigned portfolio_threads(size_t count)
+ * as there are processors online, at most cap (0: no cap; the runner caps it at the number of
+ * orders). */
+static unsigned portfolio_threads(size_t count, unsigned cap)
 {
     if (count < PORTFOLIO_PARALLEL_MIN)
         return 1;
-    const unsigned cpus = tp_cpu_count();
-    return cpus < 64 ? cpus : 64;
+    unsigned cpus = tp_cpu_count();
+    if (cpus > 64)
+        cpus = 64;
+    return cap != 0 && cap < cpus ? cap : cpus;
 }
 
 tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
@@ -433,7 +442,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     size_t best = SIZE_MAX;
     int have = 0;
     st = run_portfolio(tensors, count, n_entries, align, deadline,
-                       n_entries > 1 ? portfolio_threads(count) : 1, o, start, peak, offsets,
+                       n_entries > 1 ? portfolio_threads(count, o->threads) : 1, o, start, peak, offsets,
                        &rep, &best, &have);
     if (st != TP_OK)
         goto out;
