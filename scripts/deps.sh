@@ -3,7 +3,7 @@
 # Idempotent; runs apt-get update at most once, and only when something is missing.
 # As root it calls apt-get directly (a fresh Debian image has no sudo); otherwise through sudo.
 set -e
-PKGS="gcc make cmake pkg-config libcmocka-dev libcjson-dev"
+PKGS="gcc g++ make cmake pkg-config libcmocka-dev libcjson-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
