@@ -11,12 +11,14 @@
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 
+#include <cjson/cJSON.h>
+
 void tp_help_plan(FILE *out)
 {
     fputs(
         "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
         "                       [--strategy greedy|portfolio|exact] [--time-limit SECONDS]\n"
-        "                       [--align BYTES]\n"
+        "                       [--align BYTES] [--threads N] [--json]\n"
         "\n"
         "Places every buffer of a static memory allocation problem at a byte offset in one\n"
         "arena, so that buffers live at the same time never share a byte, and prints a\n"
@@ -53,12 +55,19 @@ void tp_help_plan(FILE *out)
         "  --time-limit SECS  stop after SECS seconds and keep the best plan so far (flagged\n"
         "                     not proven); 0 or absent: no limit\n"
         "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
+        "  --threads N        threads the planner may use: 0 (default) every processor,\n"
+        "                     1 the calling thread only; the plan is the same\n"
+        "  --json             print the summary as one JSON object on stdout (fields in\n"
+        "                     docs/json-output.md; not with -o -)\n"
         "  -h, --help         this text\n"
         "\n"
         "progress: when stderr is a terminal and planning takes more than about 0.1 s, one\n"
         "line there is kept up to date (tensors placed by the greedy pass under way, best\n"
         "arena so far, lower bound, elapsed, search nodes) and cleared at the end; nothing\n"
         "is written when stderr is not a terminal.\n"
+        "\n"
+        "BYTES takes a suffix K, M or G (powers of 1024): --capacity 1M is 1048576.\n"
+        "PROBLEM.csv '-' reads standard input.\n"
         "\n"
         "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
         "arena; arena = the height of the plan; arena/peak; whether it fits the capacity;\n"
@@ -88,6 +97,8 @@ typedef struct plan_args {
     tp_plan_strategy strategy;
     double time_limit; /* 0: none */
     size_t align;      /* 1: none */
+    unsigned threads;  /* 0: every processor */
+    int json;
 } plan_args;
 
 static int parse_args(int argc, char **argv, plan_args *a)
@@ -135,6 +146,13 @@ static int parse_args(int argc, char **argv, plan_args *a)
                 tp_cli_error("--align wants a power of two, got '%s'", value);
                 return -1;
             }
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--threads", NULL, &value)) != 0) {
+            unsigned long long n = 0;
+            if (r < 0 || tp_cli_parse_count("--threads", value, 0, 1024, &n) != 0)
+                return -1;
+            a->threads = (unsigned)n;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
         } else if (tp_cli_take_positional(argv[0], argv[i], &a->problem, "PROBLEM.csv") != 0) {
             return -1;
         }
@@ -142,6 +160,10 @@ static int parse_args(int argc, char **argv, plan_args *a)
     if (!a->problem) {
         tp_cli_error("PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
                      "SOLUTION.csv] [--capacity BYTES])");
+        return -1;
+    }
+    if (a->json && a->output && strcmp(a->output, "-") == 0) {
+        tp_cli_error("--json and -o - both want stdout: write the solution to a file");
         return -1;
     }
     return 0;
@@ -173,7 +195,8 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     /* On a terminal even the plain greedy goes through tp_plan_offsets_ex, for its progress
      * (the same plan: default options reproduce tp_plan_offsets). */
     const int live = isatty(fileno(stderr));
-    const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0;
+    const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0 &&
+                      a->threads == 0;
     if (plain && !live)
         return tp_plan_offsets(t->tensors, t->count, offsets, arena);
     tp_plan_options o;
@@ -181,6 +204,7 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     o.strategy = a->strategy;
     o.alignment = a->align;
     o.time_limit_seconds = a->time_limit;
+    o.threads = a->threads;
     if (a->has_capacity && a->capacity > 0)
         o.capacity = a->capacity;
     if (live)
@@ -213,6 +237,115 @@ static void report_plan_failure(const char *path, const tp_csv_table *t, tp_stat
     tp_cli_error("%s: %s", path, msg);
 }
 
+/* What the summary reports, in text or JSON (docs/json-output.md). */
+typedef struct plan_summary {
+    const plan_args *a;
+    const tp_csv_table *t;
+    size_t peak, arena;
+    const tp_plan_report *report;
+    double seconds;
+} plan_summary;
+
+static void print_text(FILE *out, const plan_summary *s)
+{
+    const plan_args *a = s->a;
+    const tp_csv_table *t = s->t;
+    const tp_plan_report *report = s->report;
+    int fits = !a->has_capacity || s->arena <= a->capacity;
+    fprintf(out, "problem   %s\n", a->problem);
+    fprintf(out, "buffers   %zu\n", t->count);
+    fprintf(out, "peak      %zu bytes\n", s->peak);
+    if (s->peak > 0)
+        fprintf(out, "arena     %zu bytes (arena/peak %.4f)\n", s->arena,
+                (double)s->arena / (double)s->peak);
+    else
+        fprintf(out, "arena     %zu bytes\n", s->arena);
+    if (!a->has_capacity)
+        fprintf(out, "capacity  not given\n");
+    else if (fits)
+        fprintf(out, "capacity  %zu bytes: fits (%zu bytes spare)\n", a->capacity,
+                a->capacity - s->arena);
+    else
+        fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a->capacity,
+                s->arena - a->capacity);
+    if (report->method != NULL) {
+        fprintf(out, "strategy  %s", report->method);
+        if (a->has_capacity && report->proven_infeasible)
+            fprintf(out, "; proven: no plan fits the capacity");
+        else if (report->proven_optimal)
+            fprintf(out, "; arena proven minimal");
+        else if (a->has_capacity && fits)
+            fprintf(out, "; fits the capacity");
+        else if (a->strategy == TP_PLAN_EXACT)
+            fprintf(out, "; not proven%s", report->timed_out ? " (time limit reached)" : "");
+        if (report->nodes_explored > 0)
+            fprintf(out, "; %llu search nodes", report->nodes_explored);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "plan time %.3f ms\n", s->seconds * 1e3);
+    if (a->output)
+        fprintf(out, "solution  %s\n", strcmp(a->output, "-") == 0 ? "(stdout)" : a->output);
+}
+
+/* A size_t as a JSON number, exact above 2^53 (cJSON's own numbers are doubles). */
+static cJSON *json_size(size_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%zu", v);
+    return cJSON_CreateRaw(text);
+}
+
+static tp_status print_json(const plan_summary *s)
+{
+    const plan_args *a = s->a;
+    const tp_plan_report *r = s->report;
+    const int fits = !a->has_capacity || s->arena <= a->capacity;
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return TP_ERR_NOMEM;
+    cJSON_AddStringToObject(o, "command", "plan");
+    cJSON_AddStringToObject(o, "problem", a->problem);
+    cJSON_AddItemToObject(o, "buffers", json_size(s->t->count));
+    cJSON_AddItemToObject(o, "peak", json_size(s->peak));
+    cJSON_AddItemToObject(o, "arena", json_size(s->arena));
+    if (s->peak > 0)
+        cJSON_AddNumberToObject(o, "arena_per_peak", (double)s->arena / (double)s->peak);
+    else
+        cJSON_AddNullToObject(o, "arena_per_peak");
+    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? json_size(a->capacity) : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, "fits", fits);
+    if (!a->has_capacity)
+        cJSON_AddNullToObject(o, "spare");
+    else
+        cJSON_AddItemToObject(o, "spare", fits ? json_size(a->capacity - s->arena) : json_size(0));
+    if (!a->has_capacity)
+        cJSON_AddNullToObject(o, "over");
+    else
+        cJSON_AddItemToObject(o, "over", fits ? json_size(0) : json_size(s->arena - a->capacity));
+    if (r->method != NULL)
+        cJSON_AddStringToObject(o, "method", r->method);
+    else
+        cJSON_AddNullToObject(o, "method");
+    /* as the text's "strategy" line: only the options that report a method prove anything */
+    cJSON_AddBoolToObject(o, "proven_optimal", r->method != NULL && r->proven_optimal);
+    cJSON_AddBoolToObject(o, "proven_infeasible",
+                          r->method != NULL && a->has_capacity && r->proven_infeasible);
+    cJSON_AddBoolToObject(o, "timed_out", r->timed_out);
+    cJSON_AddItemToObject(o, "search_nodes", json_size((size_t)r->nodes_explored));
+    cJSON_AddNumberToObject(o, "plan_ms", s->seconds * 1e3);
+    if (a->output)
+        cJSON_AddStringToObject(o, "solution", a->output);
+    else
+        cJSON_AddNullToObject(o, "solution");
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (text == NULL)
+        return TP_ERR_NOMEM;
+    puts(text);
+    cJSON_free(text);
+    return TP_OK;
+}
+
 int tp_cmd_plan(int argc, char **argv)
 {
     plan_args a;
@@ -220,7 +353,7 @@ int tp_cmd_plan(int argc, char **argv)
         return TP_EXIT_USAGE;
 
     tp_csv_table t;
-    tp_status st = tp_csv_read(a.problem, 0, &t);
+    tp_status st = tp_cli_csv_read(a.problem, 0, &t);
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
@@ -259,42 +392,17 @@ int tp_cmd_plan(int argc, char **argv)
         }
     }
 
-    FILE *out = to_stdout ? stderr : stdout;
+    const plan_summary sum = { &a, &t, peak, arena, &report, seconds };
+    if (a.json)
+        st = print_json(&sum);
+    else
+        print_text(to_stdout ? stderr : stdout, &sum);
     int fits = !a.has_capacity || arena <= a.capacity;
-    fprintf(out, "problem   %s\n", a.problem);
-    fprintf(out, "buffers   %zu\n", t.count);
-    fprintf(out, "peak      %zu bytes\n", peak);
-    if (peak > 0)
-        fprintf(out, "arena     %zu bytes (arena/peak %.4f)\n", arena, (double)arena / (double)peak);
-    else
-        fprintf(out, "arena     %zu bytes\n", arena);
-    if (!a.has_capacity)
-        fprintf(out, "capacity  not given\n");
-    else if (fits)
-        fprintf(out, "capacity  %zu bytes: fits (%zu bytes spare)\n", a.capacity,
-                a.capacity - arena);
-    else
-        fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a.capacity,
-                arena - a.capacity);
-    if (report.method != NULL) {
-        fprintf(out, "strategy  %s", report.method);
-        if (a.has_capacity && report.proven_infeasible)
-            fprintf(out, "; proven: no plan fits the capacity");
-        else if (report.proven_optimal)
-            fprintf(out, "; arena proven minimal");
-        else if (a.has_capacity && fits)
-            fprintf(out, "; fits the capacity");
-        else if (a.strategy == TP_PLAN_EXACT)
-            fprintf(out, "; not proven%s", report.timed_out ? " (time limit reached)" : "");
-        if (report.nodes_explored > 0)
-            fprintf(out, "; %llu search nodes", report.nodes_explored);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
-    if (a.output)
-        fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);
-
     free(offsets);
     tp_csv_free(&t);
+    if (st != TP_OK) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
     return fits ? TP_EXIT_OK : TP_EXIT_NO_FIT;
 }
