@@ -77,6 +77,16 @@ typedef struct tp_plan_progress {
                                      both 0 otherwise                                   */
 } tp_plan_progress;
 
+/* A time range inside a tensor's lifetime during which it needs only part of its space: the
+ * bytes [window_lo, window_hi) counted from its offset (has_window 1), or none of them
+ * (has_window 0). MiniMalloc's "gaps" (docs/planner.md, "Alignment and gaps"). */
+typedef struct tp_tensor_gap {
+    size_t tensor;                /* index into the tensors                              */
+    size_t first, last;           /* nodes, inclusive, inside [first_use, last_use]      */
+    int has_window;
+    size_t window_lo, window_hi;  /* window_lo <= window_hi <= size (when has_window)     */
+} tp_tensor_gap;
+
 typedef struct tp_plan_options {
     size_t alignment;             /* every offset a multiple of it; a power of two; 0 = 1 */
     tp_plan_strategy strategy;
@@ -88,6 +98,17 @@ typedef struct tp_plan_options {
      * the input is large enough to pay for them, see "Threads" below); 1 = the calling thread
      * only, no thread is started; N = at most N. The plan does not depend on it. */
     unsigned threads;
+    /* Per tensor (docs/planner.md, "Alignment and gaps"); NULL / 0 = none. alignments[i] >= 1
+     * (0 = 1) makes tensor i's offset a multiple of it as well as of `alignment`; any
+     * positive value, not only powers of two. gaps name their tensor; a tensor's gaps must
+     * not overlap each other. Two tensors then conflict as MiniMalloc defines it: at every
+     * node where both use a window, one lies wholly above the other, and the same one at
+     * every such node. With either, every strategy runs on the calling thread, and
+     * TP_PLAN_EXACT searches only when there are no gaps (with gaps it returns the
+     * portfolio's plan, not proven). */
+    const size_t *alignments;
+    const tp_tensor_gap *gaps;
+    size_t gap_count;
 } tp_plan_options;
 
 typedef struct tp_plan_report {

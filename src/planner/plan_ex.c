@@ -367,6 +367,40 @@ tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t co
     return TP_OK;
 }
 
+/* The portfolio's orders and gap rules with the general pass (entries [0, n_entries)): the
+ * smallest arena wins, the earlier entry on a tie, as in run_portfolio. */
+static tp_status general_portfolio(const tp_tensor_lifetime *tensors, size_t count,
+                                   const tp_general *g, size_t n_entries, double deadline,
+                                   size_t *offsets, size_t *trial, tp_plan_report *rep,
+                                   size_t *best, int *have)
+{
+    tp_order_key *keys = malloc((count ? count : 1) * sizeof *keys);
+    size_t *order = malloc((count ? count : 1) * sizeof *order);
+    tp_status st = TP_OK;
+    if (keys == NULL || order == NULL)
+        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
+    for (size_t p = 0; p < n_entries && st == TP_OK; p++) {
+        if (p > 0 && deadline > 0 && tp_clock_seconds() >= deadline) {
+            rep->timed_out = 1;
+            break;
+        }
+        const size_t n = tp_greedy_order(tensors, count, portfolio[p].order, keys, order);
+        size_t arena = 0;
+        st = tp_general_place(tensors, g, order, n, portfolio[p].rule, trial, &arena);
+        if (st == TP_OK && (!*have || arena < *best)) {
+            *have = 1;
+            *best = arena;
+            if (count > 0)
+                memcpy(offsets, trial, count * sizeof *offsets);
+            rep->method = portfolio[p].name;
+            rep->strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
+        }
+    }
+    free(keys);
+    free(order);
+    return st;
+}
+
 /* One exact search under the given limit and budget; a plan it finds becomes the best one. */
 static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t count,
                                   tp_exact_params *xp, size_t limit, int minimise,
@@ -423,14 +457,26 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                        o->time_limit_seconds);
     const double deadline = o->time_limit_seconds > 0 ? start + o->time_limit_seconds : 0;
 
-    size_t peak = 0;
-    st = tp_peak_live_bytes(tensors, count, &peak);
-    if (st != TP_OK)
+    /* Per-tensor alignments or gaps: the general pass (plan_general.c) instead of the fast
+     * ones, on this thread; the exact search takes the alignments, not gaps. */
+    tp_general general;
+    memset(&general, 0, sizeof general);
+    const int is_general = o->alignments != NULL || o->gap_count > 0;
+    if (is_general && (st = tp_general_init(tensors, count, o, align, &general)) != TP_OK)
         return st;
+    size_t peak = 0;
+    st = is_general ? tp_general_peak(tensors, &general, &peak)
+                    : tp_peak_live_bytes(tensors, count, &peak);
+    if (st != TP_OK) {
+        tp_general_free(&general);
+        return st;
+    }
     rep.lower_bound = peak;
 
-    if (count > SIZE_MAX / sizeof(size_t))
+    if (count > SIZE_MAX / sizeof(size_t)) {
+        tp_general_free(&general);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
+    }
     size_t *trial = malloc((count ? count : 1) * sizeof *trial);
     if (trial == NULL) {
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
@@ -441,21 +487,27 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const size_t n_entries = o->strategy == TP_PLAN_GREEDY ? 1 : PORTFOLIO_SIZE;
     size_t best = SIZE_MAX;
     int have = 0;
-    st = run_portfolio(tensors, count, n_entries, align, deadline,
-                       n_entries > 1 ? portfolio_threads(count, o->threads) : 1, o, start, peak, offsets,
-                       &rep, &best, &have);
+    if (is_general)
+        st = general_portfolio(tensors, count, &general, n_entries, deadline, offsets, trial,
+                               &rep, &best, &have);
+    else
+        st = run_portfolio(tensors, count, n_entries, align, deadline,
+                           n_entries > 1 ? portfolio_threads(count, o->threads) : 1, o, start,
+                           peak, offsets, &rep, &best, &have);
     if (st != TP_OK)
         goto out;
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 
     const int decision = o->capacity > 0;
-    if (o->strategy == TP_PLAN_EXACT && !rep.proven_optimal && !rep.timed_out &&
+    if (o->strategy == TP_PLAN_EXACT && !general.has_gaps && !rep.proven_optimal &&
+        !rep.timed_out &&
         !(decision && best <= o->capacity) && !(decision && peak > o->capacity)) {
         call_progress(o, 1, best, peak, start, 0);
         tp_exact_params xp;
         memset(&xp, 0, sizeof xp);
         xp.alignment = align;
+        xp.alignments = general.align; /* NULL unless per-tensor */
         xp.start = start;
         xp.deadline = deadline;
         xp.progress = o->progress;
@@ -534,5 +586,6 @@ out:
     if (report != NULL)
         *report = rep;
     free(trial);
+    tp_general_free(&general);
     return st;
 }
