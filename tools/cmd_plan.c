@@ -196,7 +196,7 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
      * (the same plan: default options reproduce tp_plan_offsets). */
     const int live = isatty(fileno(stderr));
     const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0 &&
-                      a->threads == 0;
+                      a->threads == 0 && t->alignments == NULL && t->gap_count == 0;
     if (plain && !live)
         return tp_plan_offsets(t->tensors, t->count, offsets, arena);
     tp_plan_options o;
@@ -205,6 +205,9 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     o.alignment = a->align;
     o.time_limit_seconds = a->time_limit;
     o.threads = a->threads;
+    o.alignments = t->alignments; /* the file's alignment and gaps columns, if any */
+    o.gaps = t->gaps;
+    o.gap_count = t->gap_count;
     if (a->has_capacity && a->capacity > 0)
         o.capacity = a->capacity;
     if (live)
@@ -369,10 +372,14 @@ int tp_cmd_plan(int argc, char **argv)
     double t0 = tp_clock_seconds();
     st = run_planner(&a, &t, offsets, &arena, &report);
     double seconds = tp_clock_seconds() - t0;
+    tp_plan_options gaps;
+    tp_plan_options_init(&gaps);
+    gaps.gaps = t.gaps;
+    gaps.gap_count = t.gap_count;
     if (st == TP_OK)
-        st = tp_peak_live_bytes(t.tensors, t.count, &peak);
+        st = tp_peak_live_bytes_ex(t.tensors, t.count, &gaps, &peak);
     if (st != TP_OK) {
-        report_plan_failure(a.problem, &t, st);
+        report_plan_failure(t.path, &t, st);
         free(offsets);
         tp_csv_free(&t);
         return tp_cli_exit_for(st);

@@ -115,7 +115,7 @@ static cJSON *json_size(size_t v)
 
 static const char *const verdict_names[] = {
     "valid", "missing_row", "extra_row", "mismatch", "negative_offset", "offset_overflow",
-    "overlap", "over_capacity", "misaligned", "gap_overlap",
+    "overlap", "over_capacity", "misaligned",
 };
 
 /* docs/json-output.md: the fields of `validate --json`. The figures of an invalid solution are
@@ -172,9 +172,13 @@ int tp_cmd_validate(int argc, char **argv)
     }
     tp_csv_check check;
     size_t peak = 0;
+    tp_plan_options gaps; /* the problem's gaps: each buffer counts its window */
+    tp_plan_options_init(&gaps);
+    gaps.gaps = problem.gaps;
+    gaps.gap_count = problem.gap_count;
     st = tp_csv_check_solution(&problem, &solution, a.has_capacity, a.capacity, &check);
     if (st == TP_OK && check.verdict == TP_CSV_VALID)
-        st = tp_peak_live_bytes(problem.tensors, problem.count, &peak);
+        st = tp_peak_live_bytes_ex(problem.tensors, problem.count, &gaps, &peak);
     int code = TP_EXIT_OK;
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());

@@ -136,6 +136,12 @@ typedef struct tp_plan_report {
  * To keep a call single-threaded, call tp_plan_offsets_ex with options.threads = 1
  * (TP_PLAN_GREEDY then gives tp_plan_offsets's plan). */
 
+/* tp_peak_live_bytes where options' gaps hold: at each node a tensor counts the bytes of its
+ * window there (none in a gap without one). options NULL or without gaps: the same as
+ * tp_peak_live_bytes. Refuses gaps as tp_plan_offsets_ex does. */
+tp_status tp_peak_live_bytes_ex(const tp_tensor_lifetime *tensors, size_t count,
+                                const tp_plan_options *options, size_t *peak);
+
 /* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback, threads 0
  * (every processor). */
 void tp_plan_options_init(tp_plan_options *options);

@@ -299,3 +299,23 @@ tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, con
     free(f);
     return st;
 }
+
+tp_status tp_peak_live_bytes_ex(const tp_tensor_lifetime *tensors, size_t count,
+                                const tp_plan_options *options, size_t *peak)
+{
+    if (options == NULL || options->gap_count == 0)
+        return tp_peak_live_bytes(tensors, count, peak);
+    if (peak == NULL)
+        return tp_fail(TP_ERR_INVALID, "peak is NULL");
+    tp_status st = tp_check_lifetimes(tensors, count);
+    if (st != TP_OK)
+        return st;
+    tp_plan_options o = *options;
+    o.alignments = NULL; /* alignments do not change the bytes in use */
+    tp_general g;
+    if ((st = tp_general_init(tensors, count, &o, 1, &g)) != TP_OK)
+        return st;
+    st = tp_general_peak(tensors, &g, peak);
+    tp_general_free(&g);
+    return st;
+}
