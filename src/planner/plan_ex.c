@@ -428,6 +428,94 @@ static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t coun
     return TP_OK;
 }
 
+/* The peak of live bytes (of windows, with gaps) and, for per-tensor constraints, g. */
+static tp_status plan_bound(const tp_tensor_lifetime *tensors, size_t count,
+                            const tp_plan_options *o, size_t align, int is_general,
+                            tp_general *g, size_t *peak)
+{
+    memset(g, 0, sizeof *g);
+    tp_status st;
+    if (is_general && (st = tp_general_init(tensors, count, o, align, g)) != TP_OK)
+        return st;
+    st = is_general ? tp_general_peak(tensors, g, peak) : tp_peak_live_bytes(tensors, count, peak);
+    if (st != TP_OK)
+        tp_general_free(g);
+    return st;
+}
+
+/* The exact search after the portfolio (docs/exact-solver.md): a decision at the capacity,
+ * or probes and then a complete search that minimises the arena. */
+static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
+                           const tp_plan_options *o, size_t align, const size_t *alignments,
+                           double start, double deadline, size_t peak, tp_plan_report *rep,
+                           size_t *best, size_t *offsets, size_t *trial)
+{
+    const int decision = o->capacity > 0;
+    tp_status st = TP_OK;
+    call_progress(o, 1, *best, peak, start, 0);
+    tp_exact_params xp;
+    memset(&xp, 0, sizeof xp);
+    xp.alignment = align;
+    xp.alignments = alignments; /* NULL unless per-tensor */
+    xp.start = start;
+    xp.deadline = deadline;
+    xp.progress = o->progress;
+    xp.user = o->user;
+    tp_exact_result xr;
+    if (decision) {
+        st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, rep, best, offsets,
+                              trial, &xr);
+        if (st != TP_OK)
+            return st;
+        rep->timed_out = xr.timed_out;
+        if (!xr.found && xr.complete) {
+            rep->proven_infeasible = 1;
+            if (o->capacity + 1 > rep->lower_bound)
+                rep->lower_bound = o->capacity + 1;
+        }
+    } else {
+        /* Probes under a node budget first: at the peak (the tightest limit prunes
+         * hardest, and a plan there is optimal), then halving the gap between what is
+         * known to be too tight and the best plan so far; a probe that proves a limit
+         * impossible also raises the lower bound. Then one complete search below the best
+         * plan, to prove it optimal or improve it, until the time limit. */
+        size_t soft_lo = peak;
+        while (soft_lo < *best) {
+            if (deadline > 0 && tp_clock_seconds() >= deadline) {
+                rep->timed_out = 1;
+                break;
+            }
+            const size_t limit = soft_lo == peak ? peak : soft_lo + (*best - 1 - soft_lo) / 2;
+            st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
+                                  best, offsets, trial, &xr);
+            if (st != TP_OK)
+                return st;
+            if (!xr.found) {
+                if (xr.complete && limit + 1 > rep->lower_bound)
+                    rep->lower_bound = limit + 1;
+                soft_lo = limit + 1;
+            }
+            call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
+        }
+        if (*best <= rep->lower_bound) {
+            rep->proven_optimal = 1;
+        } else if (!rep->timed_out) {
+            st = search_and_adopt(tensors, count, &xp, *best - 1, 1, 0, rep, best, offsets,
+                                  trial, &xr);
+            if (st != TP_OK)
+                return st;
+            rep->timed_out = xr.timed_out;
+            if (xr.complete) {
+                rep->proven_optimal = 1;
+                rep->lower_bound = *best;
+            }
+        }
+    }
+    rep->arena_size = *best;
+    call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
+    return TP_OK;
+}
+
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report)
@@ -460,17 +548,10 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     /* Per-tensor alignments or gaps: the general pass (plan_general.c) instead of the fast
      * ones, on this thread; the exact search takes the alignments, not gaps. */
     tp_general general;
-    memset(&general, 0, sizeof general);
     const int is_general = o->alignments != NULL || o->gap_count > 0;
-    if (is_general && (st = tp_general_init(tensors, count, o, align, &general)) != TP_OK)
-        return st;
     size_t peak = 0;
-    st = is_general ? tp_general_peak(tensors, &general, &peak)
-                    : tp_peak_live_bytes(tensors, count, &peak);
-    if (st != TP_OK) {
-        tp_general_free(&general);
+    if ((st = plan_bound(tensors, count, o, align, is_general, &general, &peak)) != TP_OK)
         return st;
-    }
     rep.lower_bound = peak;
 
     if (count > SIZE_MAX / sizeof(size_t)) {
@@ -503,67 +584,10 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     if (o->strategy == TP_PLAN_EXACT && !general.has_gaps && !rep.proven_optimal &&
         !rep.timed_out &&
         !(decision && best <= o->capacity) && !(decision && peak > o->capacity)) {
-        call_progress(o, 1, best, peak, start, 0);
-        tp_exact_params xp;
-        memset(&xp, 0, sizeof xp);
-        xp.alignment = align;
-        xp.alignments = general.align; /* NULL unless per-tensor */
-        xp.start = start;
-        xp.deadline = deadline;
-        xp.progress = o->progress;
-        xp.user = o->user;
-        tp_exact_result xr;
-        if (decision) {
-            st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, &rep, &best, offsets,
-                                  trial, &xr);
-            if (st != TP_OK)
-                goto out;
-            rep.timed_out = xr.timed_out;
-            if (!xr.found && xr.complete) {
-                rep.proven_infeasible = 1;
-                if (o->capacity + 1 > rep.lower_bound)
-                    rep.lower_bound = o->capacity + 1;
-            }
-        } else {
-            /* Probes under a node budget first: at the peak (the tightest limit prunes
-             * hardest, and a plan there is optimal), then halving the gap between what is
-             * known to be too tight and the best plan so far; a probe that proves a limit
-             * impossible also raises the lower bound. Then one complete search below the best
-             * plan, to prove it optimal or improve it, until the time limit. */
-            size_t soft_lo = peak;
-            while (soft_lo < best) {
-                if (deadline > 0 && tp_clock_seconds() >= deadline) {
-                    rep.timed_out = 1;
-                    break;
-                }
-                const size_t limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
-                st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, &rep,
-                                      &best, offsets, trial, &xr);
-                if (st != TP_OK)
-                    goto out;
-                if (!xr.found) {
-                    if (xr.complete && limit + 1 > rep.lower_bound)
-                        rep.lower_bound = limit + 1;
-                    soft_lo = limit + 1;
-                }
-                call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
-            }
-            if (best <= rep.lower_bound) {
-                rep.proven_optimal = 1;
-            } else if (!rep.timed_out) {
-                st = search_and_adopt(tensors, count, &xp, best - 1, 1, 0, &rep, &best, offsets,
-                                      trial, &xr);
-                if (st != TP_OK)
-                    goto out;
-                rep.timed_out = xr.timed_out;
-                if (xr.complete) {
-                    rep.proven_optimal = 1;
-                    rep.lower_bound = best;
-                }
-            }
-        }
-        rep.arena_size = best;
-        call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
+        st = run_exact(tensors, count, o, align, general.align, start, deadline, peak, &rep,
+                       &best, offsets, trial);
+        if (st != TP_OK)
+            goto out;
     }
     if (decision && peak > o->capacity)
         rep.proven_infeasible = 1;
