@@ -115,7 +115,8 @@ tp_status tp_general_init(const tp_tensor_lifetime *t, size_t count, const tp_pl
         goto out;
     if (n_gaps > 0)
         memcpy(sorted, o->gaps, n_gaps * sizeof *sorted);
-    qsort(sorted, n_gaps, sizeof *sorted, by_tensor_then_first);
+    if (n_gaps > 1)
+        qsort(sorted, n_gaps, sizeof *sorted, by_tensor_then_first);
     g->has_gaps = n_gaps > 0;
     st = build_segments(t, g, sorted, n_gaps);
 out:
@@ -201,7 +202,8 @@ tp_status tp_general_peak(const tp_tensor_lifetime *t, const tp_general *g, size
         ev[m++] = (peak_event){ s->t0, 0, 1, s->hi - s->lo };
         ev[m++] = (peak_event){ s->t1 + (s->t1 != SIZE_MAX), s->t1 == SIZE_MAX, 0, s->hi - s->lo };
     }
-    qsort(ev, m, sizeof *ev, by_event);
+    if (m > 1)
+        qsort(ev, m, sizeof *ev, by_event);
     size_t live = 0, best = 0;
     tp_status st = TP_OK;
     for (size_t k = 0; k < m; k++) {
@@ -240,7 +242,8 @@ static tp_i128 round_up_i(tp_i128 x, size_t a)
 /* The offset of tensor x among the placed tensors: see tp_general_place. */
 static tp_i128 choose_offset(forbid *f, size_t nf, size_t align, tp_gap_rule rule)
 {
-    qsort(f, nf, sizeof *f, by_lo);
+    if (nf > 1)
+        qsort(f, nf, sizeof *f, by_lo);
     tp_i128 cur = 0, best = -1, best_room = 0;
     for (size_t k = 0; k < nf; k++) {
         if (f[k].lo > cur) {
