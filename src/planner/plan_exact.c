@@ -175,12 +175,13 @@ static int place(ex *e, uint32_t c, size_t Y)
         if (e->rem[s] > 0 && exceeds(end, e->rem[s], e->limit))
             ok = 0;
     }
+    const size_t ny0 = round_up(end, e->align); /* for tensors of the call's alignment */
     e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
     for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
         const uint32_t o = e->ov[k];
         if (e->placed[o])
             continue;
-        const size_t ny = round_up(end, e->b[o].align);
+        const size_t ny = e->b[o].align == e->align ? ny0 : round_up(end, e->b[o].align);
         if (e->y[o] >= ny)
             continue;
         if (!trail_push(e, TR_Y, o, e->y[o]))
