@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "tensorplan/planner.h"
 
 static void expect_message(const char *needle)

@@ -57,9 +57,8 @@ void tp_help_run(FILE *out)
         "  -h, --help          this text\n"
         "\n"
         "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
-        "  TENSORPLAN_NO_FUSE_QKV=1 flips the QKV fusion toggle (no fused QKV op exists\n"
-        "  yet: it only changes the graph identity, forcing a rebuild); TENSORPLAN_TRACE=FILE\n"
-        "  and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and --dump-dir when those are absent.\n"
+        "  TENSORPLAN_TRACE=FILE and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and\n"
+        "  --dump-dir when those are absent.\n"
         "\n"
         "exit codes:\n"
         "  0  done\n"
@@ -171,15 +170,13 @@ static int env_is_one(const char *name)
     return v && strcmp(v, "1") == 0;
 }
 
-/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 and
- * TENSORPLAN_NO_FUSE_QKV=1 turn the session's fusion toggles off; TENSORPLAN_TRACE and
+/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
+ * session's SwiGLU fusion off; TENSORPLAN_TRACE and
  * TENSORPLAN_GRAPH_DUMP stand for --trace and --dump-dir when those are absent. */
 static void apply_environment(run_args *a)
 {
     if (env_is_one("TENSORPLAN_NO_FUSE_FFN"))
         a->o.fuse_ffn = 0;
-    if (env_is_one("TENSORPLAN_NO_FUSE_QKV"))
-        a->o.fuse_qkv = 0;
     if (!a->trace_s)
         a->trace_s = getenv("TENSORPLAN_TRACE");
     if (!a->dump_s)

@@ -37,7 +37,7 @@ const char *tp_model_builtin_names(void);
  * tied), blk.L.attn_norm.weight, blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.weight,
  * blk.L.ffn_norm.weight, blk.L.ffn_{gate,up,down}.weight. */
 
-/* Builds the decoder graph of engine.md section 2 for params (n_tokens, n_out, n_ctx), then
+/* Builds the decoder graph of docs/graph.md ("Qwen2 graph") for params (n_tokens, n_out, n_ctx), then
  * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
  * fuses SwiGLU. The caller destroys *out. */
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,

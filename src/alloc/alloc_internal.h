@@ -62,7 +62,7 @@ struct tp_allocator {
 
 static inline int tp_alloc_node_backend(const tp_node *node)
 {
-    /* an unassigned node runs on the CPU, as in the chapter's unwrap_or(CPU) */
+    /* an unassigned node runs on the CPU (docs/graph.md, "Assignment and fusion") */
     return node->backend == TP_BACKEND_UNSET ? TP_BACKEND_CPU : node->backend;
 }
 

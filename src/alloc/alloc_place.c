@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "tensorplan/planner.h"
+#include "tensorplan/ops.h"
 
 static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
 {
@@ -30,7 +31,7 @@ static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
         if (!tp_alloc_backend(a, be))
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': backend %d (%s) is not available",
                            i, node->name, be, tp_backend_name(be));
-        if ((node->op == TP_OP_KV_STORE || node->op == TP_OP_KV_LOAD) && node->p.layer < 0)
+        if (tp_op_is_kv_region(node->op) && node->p.layer < 0)
             return tp_fail(TP_ERR_INVALID, "node %zu '%s': %s needs a layer", i, node->name,
                            tp_op_name(node->op));
     }

@@ -115,7 +115,7 @@ tp_status tp_alloc_ensure_kv(tp_allocator *a, int layer, int backend, size_t ele
         const tp_persistent_region *rk = &a->persistent[a->kv[i].k];
         const tp_persistent_region *rv = &a->persistent[a->kv[i].v];
         /* A region sized on first use must never be handed out at another size or on
-         * another backend: the chapter's silent reuse hid n_ctx mismatches. */
+         * another backend: a silent reuse would hide n_ctx mismatches. */
         if (rk->elems != elems)
             return tp_fail(TP_ERR_INVALID,
                            "KV layer %d: regions have %zu elements, a node asks for %zu "

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "tensorplan/planner.h"
+#include "tensorplan/ops.h"
 
 /* Buffers and bytes the plan holds and the persistent regions, per backend. */
 static void count_buffers(const tp_allocator *a, const tp_plan *p, tp_plan_stats *s)
@@ -50,7 +51,7 @@ tp_status tp_walk_stats(walk *w, double t0)
          * the naive total of a few huge dead nodes must not wrap to a small number. */
         size_t elems = tp_node_elements(node);
         size_t bytes = elems > SIZE_MAX / sizeof(float) ? SIZE_MAX : elems * sizeof(float);
-        int kv = node->op == TP_OP_KV_STORE || node->op == TP_OP_KV_LOAD;
+        int kv = tp_op_is_kv_region(node->op);
         if (!kv)
             s->naive_bytes = bytes > SIZE_MAX - s->naive_bytes ? SIZE_MAX : s->naive_bytes + bytes;
         if (!p->mapped[i])

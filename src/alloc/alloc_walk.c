@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "tensorplan/planner.h"
+#include "tensorplan/ops.h"
 
 tp_status tp_walk_hold(walk *w, int backend, size_t id)
 {
@@ -104,14 +105,17 @@ static void sweep(walk *w, size_t t)
     }
 }
 
+/* The op table's in-place column for the policy. */
 static int inplace_op(tp_alias_policy policy, tp_op op)
 {
+    const tp_op_info *o = tp_op_info_of(op);
+    if (!o)
+        return 0;
     switch (policy) {
     case TP_ALIAS_SOLE_CONSUMER:
-        return op == TP_OP_SILU || op == TP_OP_ROPE;
+        return o->inplace_sole;
     case TP_ALIAS_LAST_CONSUMER:
-        return op == TP_OP_SILU || op == TP_OP_ROPE || op == TP_OP_ADD || op == TP_OP_MUL ||
-               op == TP_OP_RMS_NORM || op == TP_OP_SWIGLU;
+        return o->inplace_last;
     case TP_ALIAS_NONE:
         return 0;
     }
@@ -194,7 +198,7 @@ tp_status tp_walk_run(walk *w)
         sweep(w, t);
         if (p->mapped[id])
             continue;
-        if (node->op == TP_OP_KV_STORE || node->op == TP_OP_KV_LOAD) {
+        if (tp_op_is_kv_region(node->op)) {
             /* The node's buffer is the K region, mapped even though a store has no
              * consumer; V is reached only through kv_pair. */
             tp_bufref k;

@@ -73,6 +73,32 @@ static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, fl
     return st;
 }
 
+/* y = W x (+ b) for one mul_mat node: the weight's shape must map the source's rows. */
+static tp_status run_mul_mat(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                             size_t n)
+{
+    const tp_node *nd = a->node;
+    float *out = NULL, *s0 = NULL;
+    const tp_weight *w = NULL, *bias = NULL;
+    TP_TRY(window(b, nd, &a->out, n, "output", &out));
+    TP_TRY(src_window(b, a, 0, &s0));
+    TP_TRY(weight(a, nd->p.weight, &w));
+    const tp_node *x = &a->graph->nodes[nd->src[0]];
+    if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
+                       "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
+                       (long long)x->shape[0], d);
+    if (nd->p.bias[0]) {
+        TP_TRY(weight(a, nd->p.bias, &bias));
+        if (bias->rows * bias->cols != d)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': bias '%s' has %zu elements, "
+                           "not %zu", nd->id, nd->name, bias->name,
+                           bias->rows * bias->cols, d);
+    }
+    return tp_kernel_mul_mat(w->data, bias ? bias->data : NULL, s0, w->cols, w->rows, n_tok,
+                             out, 0);
+}
+
 tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
 {
     if (!b || !a || !a->node || !a->graph)
@@ -83,7 +109,7 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
     const size_t d = (size_t)nd->shape[0], n_tok = (size_t)nd->shape[1];
     const size_t n = tp_node_elements(nd);
     float *out = NULL, *s0 = NULL, *s1 = NULL, *s2 = NULL;
-    const tp_weight *w = NULL, *bias = NULL;
+    const tp_weight *w = NULL;
 
     switch (nd->op) {
     case TP_OP_INPUT:
@@ -115,25 +141,8 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
                                w->rows * w->cols, d);
         }
         return tp_kernel_rms_norm(s0, w ? w->data : NULL, d, n_tok, nd->p.eps, out);
-    case TP_OP_MUL_MAT: {
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(weight(a, nd->p.weight, &w));
-        const tp_node *x = &a->graph->nodes[nd->src[0]];
-        if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
-                           "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
-                           (long long)x->shape[0], d);
-        if (nd->p.bias[0]) {
-            TP_TRY(weight(a, nd->p.bias, &bias));
-            if (bias->rows * bias->cols != d)
-                return tp_fail(TP_ERR_INVALID, "node %zu '%s': bias '%s' has %zu elements, "
-                               "not %zu", nd->id, nd->name, bias->name,
-                               bias->rows * bias->cols, d);
-        }
-        return tp_kernel_mul_mat(w->data, bias ? bias->data : NULL, s0, w->cols, w->rows, n_tok,
-                                 out, 0);
-    }
+    case TP_OP_MUL_MAT:
+        return run_mul_mat(b, a, d, n_tok, n);
     case TP_OP_ROPE:
         TP_TRY(window(b, nd, &a->out, n, "output", &out));
         TP_TRY(src_window(b, a, 0, &s0));

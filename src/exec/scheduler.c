@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/clock.h"
 #include "common/grow.h"
+#include "tensorplan/ops.h"
 #include "exec/trace_internal.h"
 #include "tensorplan/exec.h"
 
@@ -80,11 +81,6 @@ static tp_status stage(sched *s, size_t split_no, size_t src, int dst, const tp_
     return TP_OK;
 }
 
-static int uses_kv(tp_op op)
-{
-    return op == TP_OP_KV_STORE || op == TP_OP_KV_LOAD || op == TP_OP_ATTN;
-}
-
 static tp_status trace_output(sched *s, const tp_node *nd, const tp_bufref *ref, int host_filled)
 {
     tp_status st = ensure_scratch(s, ref->len ? ref->len : 1);
@@ -133,7 +129,7 @@ static tp_status run_node(sched *s, int B, tp_backend *be, const tp_node *nd)
     a.out = out;
     a.weights = s->w;
     a.n_ctx = s->g->n_ctx > 0 ? (size_t)s->g->n_ctx : 0;
-    if (uses_kv(nd->op)) {
+    if (tp_op_uses_kv(nd->op)) {
         tp_bufref k, v;
         if (!tp_alloc_kv_pair(s->alloc, nd->p.layer, &k, &v))
             return tp_fail(TP_ERR_INVALID, "scheduler: node %zu '%s': layer %d has no KV "

@@ -34,7 +34,6 @@ tp_session_options tp_session_options_default(void)
     o.n_ctx = 0;
     o.queued_layers = 0;
     o.fuse_ffn = 1;
-    o.fuse_qkv = 1;
     o.tail_rows = 1;
     o.cache_capacity = 0;
     return o;
@@ -101,7 +100,6 @@ tp_graph_params tp_session_graph_params(const tp_session_options *options, size_
     p.n_out = n_out;
     p.n_ctx = n_ctx;
     p.fuse_ffn = o->fuse_ffn;
-    p.fuse_qkv = o->fuse_qkv;
     p.queued_layers = o->queued_layers;
     return p;
 }

@@ -1,4 +1,4 @@
-/* Qwen2-family decoder: built-in configs and the graph builder of engine.md section 2. */
+/* Qwen2-family decoder: built-in configs and the graph builder of docs/graph.md ("Qwen2 graph"). */
 #include "tensorplan/model.h"
 
 #include <math.h>
@@ -180,12 +180,9 @@ static void kv_params(builder *b, tp_node *nd)
     nd->p.head_dim = b->c->head_dim;
 }
 
-tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
-                               tp_graph **out)
+/* The config, then the params against it: 1 <= n_out <= n_tokens <= n_ctx <= max_ctx. */
+static tp_status check_params(const tp_model_config *config, const tp_graph_params *params)
 {
-    if (!config || !params || !out)
-        return tp_fail(TP_ERR_INVALID, "tp_model_build_graph: NULL argument");
-    *out = NULL;
     tp_status st = check_config(config);
     if (st != TP_OK)
         return st;
@@ -200,6 +197,19 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
     if (params->queued_layers < 0)
         return tp_fail(TP_ERR_INVALID, "model '%s': queued_layers %d < 0", config->name,
                        params->queued_layers);
+    return TP_OK;
+}
+
+tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
+                               tp_graph **out)
+{
+    if (!config || !params || !out)
+        return tp_fail(TP_ERR_INVALID, "tp_model_build_graph: NULL argument");
+    *out = NULL;
+    tp_status st = check_params(config, params);
+    if (st != TP_OK)
+        return st;
+    const size_t nt = params->n_tokens, n_out = params->n_out, n_ctx = params->n_ctx;
 
     const tp_model_config *c = config;
     const int64_t ne = c->n_embd, nf = c->n_ff, hd = c->head_dim;
@@ -279,7 +289,6 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
         b.st = tp_graph_assign_backends(g, params->queued_layers);
     if (b.st == TP_OK && params->fuse_ffn)
         b.st = tp_graph_fuse_swiglu(g, NULL);
-    /* fuse_qkv only distinguishes cached graphs: no fused QKV op exists yet. */
     if (b.st == TP_OK)
         b.st = tp_graph_validate(g);
     if (b.st != TP_OK) {

@@ -1,4 +1,4 @@
-/* The greedy of planner.md section 2 by scanning every placed tensor in address order.
+/* The greedy of docs/planner.md ("Semantics") by scanning every placed tensor in address order.
  *
  * plan_fast.c keeps placed tensors in a segment tree over time, which is fast when few of them
  * conflict with each new one. When lifetimes are long, a large share of all placed tensors
