@@ -4,6 +4,7 @@
 # As root it calls apt-get directly (a fresh Debian image has no sudo); otherwise through sudo.
 set -e
 PKGS="gcc g++ make cmake pkg-config libcmocka-dev libcjson-dev"
+PKGS="$PKGS clang libclang-rt-dev" # libFuzzer for scripts/fuzz.sh (docs/fuzzing.md)
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -14,7 +14,9 @@
 
 #include <cmocka.h>
 
+#include "support/peak_oracle.h"
 #include "support/plan_check.h"
+#include "tensorplan/model.h"
 #include "tensorplan/graph_io.h"
 
 static char tmpdir[256];
@@ -224,6 +226,40 @@ static void malformed_graphs_one_line_exit_3(void **state)
     }
 }
 
+/* The figures `model` prints for one graph, restated: the lower bound of each aliasing
+ * policy (tests/support/peak_oracle.h on that policy's plan) and the naive total (every
+ * non-KV node's f32 bytes). */
+static void expected_figures(size_t n_tokens, size_t *bound_sole, size_t *bound_last,
+                             size_t *naive)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
+    tp_graph_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.n_tokens = n_tokens;
+    gp.n_out = 1;
+    gp.n_ctx = 4096;
+    gp.fuse_ffn = 1;
+    tp_graph *g = NULL;
+    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    tp_allocator *a = NULL;
+    assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    tp_alloc_options o = tp_alloc_options_default();
+    o.size_classes = 0;
+    o.strategy = TP_STRATEGY_ARENA;
+    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+    *bound_sole = tpt_oracle_peak_live(g, a);
+    o.aliasing = TP_ALIAS_LAST_CONSUMER;
+    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+    *bound_last = tpt_oracle_peak_live(g, a);
+    *naive = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op != TP_OP_KV_STORE && g->nodes[i].op != TP_OP_KV_LOAD)
+            *naive += tp_node_elements(&g->nodes[i]) * sizeof(float);
+    tp_allocator_destroy(a);
+    tp_graph_destroy(g);
+}
+
 static void model_report(void **state)
 {
     (void)state;
@@ -237,6 +273,22 @@ static void model_report(void **state)
     assert_non_null(strstr(out, "nodes 440, live 416, dead 24"));
     assert_non_null(strstr(out, "nodes 437, live 413, dead 24"));
     assert_non_null(strstr(out, "arena    last-consumer"));
+    /* the figures of both sections: lower bounds and naive totals */
+    const size_t tokens[2] = { 440, 1 };
+    for (size_t k = 0; k < 2; k++) {
+        size_t sole, last, naive;
+        expected_figures(tokens[k], &sole, &last, &naive);
+        char line[160];
+        snprintf(line, sizeof line, "peak live lower bound: %zu B (%.3f MB) sole-consumer, "
+                 "%zu B (%.3f MB) last-consumer", sole, (double)sole / 1e6, last,
+                 (double)last / 1e6);
+        if (strstr(out, line) == NULL)
+            fail_msg("expected \"%s\" in:\n%s", line, out);
+        snprintf(line, sizeof line, "naive (every node its own buffer) %zu B", naive);
+        assert_non_null(strstr(out, line));
+    }
+    /* docs/allocator.md: last-consumer lowers the prefill's bound from 27.3 to 20.3 MB */
+    assert_non_null(strstr(out, "(27.262 MB) sole-consumer, 20278724 B (20.279 MB)"));
     /* a long prompt raises n_ctx: the context is max(n_ctx, prompt) */
     assert_int_equal(run_cli(out, sizeof out, "model tiny --prompt 50 --n-ctx 16"), 0);
     assert_non_null(strstr(out, "n_ctx 50"));

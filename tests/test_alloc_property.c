@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "support/peak_oracle.h"
 #include "support/plan_check.h"
 #include "support/random_graph.h"
 #include "tensorplan/alloc.h"
@@ -19,6 +20,36 @@ static size_t graph_count(void)
 {
     const char *s = getenv("TP_SANITIZED");
     return s && *s && strcmp(s, "0") != 0 ? 80 : 400;
+}
+
+/* Restated from docs/allocator.md: a node is dead when nothing needs its output (not an
+ * input, an output or a KV op, and no consumer); naive bytes are every non-KV node's f32
+ * output bytes. */
+static size_t oracle_dead(const tp_graph *g)
+{
+    size_t dead = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const tp_op op = g->nodes[i].op;
+        int needed = op == TP_OP_KV_STORE || op == TP_OP_KV_LOAD;
+        for (size_t k = 0; k < g->n_inputs; k++)
+            needed |= g->inputs[k] == i;
+        for (size_t k = 0; k < g->n_outputs; k++)
+            needed |= g->outputs[k] == i;
+        for (size_t j = i + 1; j < g->n_nodes && !needed; j++)
+            for (size_t k = 0; k < g->nodes[j].n_src; k++)
+                needed |= g->nodes[j].src[k] == i;
+        dead += !needed;
+    }
+    return dead;
+}
+
+static size_t oracle_naive_bytes(const tp_graph *g)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op != TP_OP_KV_STORE && g->nodes[i].op != TP_OP_KV_LOAD)
+            bytes += tp_node_elements(&g->nodes[i]) * sizeof(float);
+    return bytes;
 }
 
 static void check_one(uint64_t seed)
@@ -60,10 +91,18 @@ static void check_one(uint64_t seed)
                              tp_alias_policy_name(o.aliasing), classes, why);
                 tp_plan_stats s = tp_alloc_stats(a);
                 assert_int_equal(s.nodes, g->n_nodes);
+                assert_int_equal(s.dead_nodes, oracle_dead(g));
                 assert_int_equal(s.live_nodes + s.dead_nodes, s.nodes);
+                assert_int_equal(s.naive_bytes, oracle_naive_bytes(g));
+                assert_int_equal(s.peak_live_bytes, tpt_oracle_peak_live(g, a));
+                assert_true(s.peak_held_bytes >= s.peak_live_bytes);
                 assert_true(s.activation_bytes >= s.peak_live_bytes);
                 assert_true(s.naive_bytes >= s.peak_live_bytes);
                 assert_int_equal(s.buffers, s.activation_buffers + s.persistent_buffers);
+                size_t aliased = 0;
+                for (size_t i = 0; i < g->n_nodes; i++)
+                    aliased += tp_alloc_alias_of(a, i) != TP_NO_ALIAS;
+                assert_int_equal(s.aliased_nodes, aliased);
                 if (o.strategy == TP_STRATEGY_NAIVE || o.aliasing == TP_ALIAS_NONE)
                     assert_int_equal(s.aliased_nodes, 0);
             }
@@ -120,7 +159,21 @@ static void random_graphs_cover_the_cases(void **state)
         assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
         aliases_sole += tp_alloc_stats(a).aliased_nodes;
         dead += tp_alloc_stats(a).dead_nodes;
+        assert_int_equal(tp_alloc_stats(a).dead_nodes, oracle_dead(g));
         kv += tp_alloc_kv_count(a);
+        /* one K and one V region per layer named by a KV op */
+        int seen_layer[64] = { 0 };
+        size_t layers = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const tp_node *nd = &g->nodes[i];
+            if ((nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD) && nd->p.layer >= 0 &&
+                nd->p.layer < 64 && !seen_layer[nd->p.layer]) {
+                seen_layer[nd->p.layer] = 1;
+                layers++;
+            }
+        }
+        assert_int_equal(tp_alloc_kv_count(a), layers);
+        assert_int_equal(tp_alloc_stats(a).persistent_buffers, 2 * layers);
         o.aliasing = TP_ALIAS_LAST_CONSUMER;
         assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
         aliases_last += tp_alloc_stats(a).aliased_nodes;

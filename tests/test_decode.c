@@ -250,6 +250,27 @@ static void test_thread_count_independent(void **state)
 
 /* ---- the bug-class rules, each switched off -------------------------------------------------- */
 
+/* The largest difference between a run's prefill logits (last prompt row) and the double
+ * precision reference forward pass, relative to the reference's largest logit. */
+static double prefill_error(const fx *f, const run_out *r)
+{
+    const size_t vocab = (size_t)f->c.vocab;
+    ref_model *ref = NULL;
+    assert_int_equal(ref_model_create(&f->c, f->w, 64, &ref), 0);
+    double *want = malloc(N_PROMPT * vocab * sizeof *want);
+    assert_non_null(want);
+    assert_int_equal(ref_model_forward(ref, prompt, N_PROMPT, want), 0);
+    const double *w = want + (N_PROMPT - 1) * vocab;
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < vocab; i++) {
+        scale = fmax(scale, fabs(w[i]));
+        worst = fmax(worst, fabs((double)r->logits[i] - w[i]));
+    }
+    free(want);
+    ref_model_destroy(ref);
+    return worst / scale;
+}
+
 static void test_kahn_liveness_gives_wrong_logits(void **state)
 {
     fx *f = *state;
@@ -259,6 +280,9 @@ static void test_kahn_liveness_gives_wrong_logits(void **state)
     o.alloc.liveness_order = TP_LIVENESS_KAHN;
     run_model(f, &o, &bad);
     assert_memory_not_equal(good.logits, bad.logits, (size_t)f->c.vocab * sizeof(float));
+    /* against the reference: the rule gives its logits, the Kahn order clearly others */
+    assert_true(prefill_error(f, &good) <= 1e-5);
+    assert_true(prefill_error(f, &bad) > 1e-2);
     free_run(&good);
     free_run(&bad);
 }
@@ -278,6 +302,8 @@ static void test_host_copy_without_sync_reads_stale_data(void **state)
     o.exec.sync_before_host_copy = 0;
     run_model(f, &o, &bad);
     assert_memory_not_equal(good.logits, bad.logits, vocab * sizeof(float));
+    assert_true(prefill_error(f, &good) <= 1e-5);
+    assert_true(prefill_error(f, &bad) > 1e-2);
     /* layer 1 (cpu) cached K/V computed from the stale copy */
     size_t region = (size_t)(f->c.n_head_kv * f->c.head_dim) * (size_t)f->c.max_ctx;
     assert_memory_not_equal(good.kv + 2 * region, bad.kv + 2 * region,

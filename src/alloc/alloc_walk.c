@@ -221,8 +221,13 @@ tp_status tp_walk_run(walk *w)
             p->mapped[id] = 1;
             p->alias_of[id] = s;
             w->held_of[id] = w->held_of[s];
-            if (w->last_use[id] > w->last_use[s])
-                w->last_use[s] = w->last_use[id];
+            /* The value lives on in the alias: raise the chain's root, whose span is the
+             * value's in the lower bound (the source itself when it is no alias). */
+            size_t root = s;
+            while (p->alias_of[root] != TP_NO_ALIAS)
+                root = p->alias_of[root];
+            if (w->last_use[id] > w->last_use[root])
+                w->last_use[root] = w->last_use[id];
             /* [fix] The buffer's deadline grows with the alias. (Bug: raising only
              * last_use[src] let the sweep free the buffer while the alias was still live,
              * and the next node was handed the buffer it was reading.) */

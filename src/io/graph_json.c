@@ -82,6 +82,10 @@ static tp_status get_int(const rctx *r, const cJSON *v, const char *path, double
                          const char *what, int64_t *out)
 {
     char buf[96];
+    if (cJSON_IsNumber(v) && hi == MAX_EXACT_INT && v->valuedouble > hi)
+        return bad(r, path, "expected %s, got %s, above the limit 2^53 = 9007199254740992 "
+                   "(larger integers cannot be read exactly)", what,
+                   describe(v, buf, sizeof buf));
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
         v->valuedouble != floor(v->valuedouble) ||
         v->valuedouble < lo || v->valuedouble > hi)

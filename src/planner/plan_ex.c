@@ -594,7 +594,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     if (best == rep.lower_bound)
         rep.proven_optimal = 1;
     rep.seconds = tp_clock_seconds() - start;
-    *arena_size = best == SIZE_MAX ? 0 : best;
+    *arena_size = have ? best : 0; /* SIZE_MAX is a legal arena, not a marker */
     if (count == 0)
         *arena_size = rep.arena_size = 0;
     if (decision && *arena_size > o->capacity) {
