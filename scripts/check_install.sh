@@ -35,8 +35,10 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib"
 mkdir -p "$tmp/pc"
 cflags="$(pkg-config --cflags tensorplan)"
-libs="$(pkg-config --libs tensorplan)"
 static_libs="$(pkg-config --static --libs tensorplan)"
+libs="$(pkg-config --libs tensorplan)"
+# a build with BUILD_SHARED_LIBS=OFF installs the archive only: link it with its dependencies
+[ -e "$prefix/lib/libtensorplan.so" ] || libs="$static_libs"
 # shellcheck disable=SC2086
 gcc -std=c11 -Wall -Wextra -Werror ${TP_CONSUMER_FLAGS:-} $cflags \
     "$root/docs/example_plan_offsets.c" -o "$tmp/pc/example_c" $libs
