@@ -237,6 +237,48 @@ static void test_validate_json_has_the_text_figures(void **state)
     free(json);
 }
 
+/* A misaligned offset: verdict "misaligned", the text's message, exit 4; and the figures of
+ * a gaps problem count windows (b sits on a's 4-byte window: peak 4 + 6 = 10). */
+static void test_validate_json_alignment_and_gaps(void **state)
+{
+    (void)state;
+    char prob[512], sol[512], *text, *json;
+    snprintf(prob, sizeof prob, "%s/al.csv", tmpdir);
+    snprintf(sol, sizeof sol, "%s/al_sol.csv", tmpdir);
+    FILE *f = fopen(prob, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size,alignment\na,0,2,6,1\nb,0,2,4,8\n", f);
+    fclose(f);
+    f = fopen(sol, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size,offset\na,0,2,6,0\nb,0,2,4,6\n", f);
+    fclose(f);
+    assert_int_equal(runf(&text, "%s validate %s %s 2>&1", TP_CLI_PATH, prob, sol), 4);
+    assert_int_equal(runf(&json, "%s validate %s %s --json", TP_CLI_PATH, prob, sol), 4);
+    cJSON *o = parse_one(json);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "verdict")->valuestring, "misaligned");
+    assert_non_null(strstr(text, cJSON_GetObjectItemCaseSensitive(o, "message")->valuestring));
+    cJSON_Delete(o);
+    free(text);
+    free(json);
+    f = fopen(prob, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size,gaps\na,0,10,10,5-10@0:4\nb,5,10,6,\n", f);
+    fclose(f);
+    f = fopen(sol, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size,offset\na,0,10,10,0\nb,5,10,6,4\n", f);
+    fclose(f);
+    assert_int_equal(runf(&text, "%s validate %s %s", TP_CLI_PATH, prob, sol), 0);
+    assert_int_equal(runf(&json, "%s validate %s %s --json", TP_CLI_PATH, prob, sol), 0);
+    o = parse_one(json);
+    assert_string_equal(text, "valid: 2 buffers, height 10 bytes, peak 10 bytes (height/peak 1.0000)\n");
+    assert_true(num(o, "peak") == 10 && num(o, "height") == 10);
+    cJSON_Delete(o);
+    free(text);
+    free(json);
+}
+
 static void test_dash_reads_standard_input(void **state)
 {
     (void)state;
@@ -299,6 +341,12 @@ static void test_size_suffixes_are_powers_of_1024(void **state)
     cJSON_Delete(b);
     free(base);
     free(out);
+    /* --threads takes 0 .. 1024 */
+    assert_int_equal(runf(&out, "%s plan " DATA "input.12.csv --threads 2 --json", TP_CLI_PATH), 0);
+    free(out);
+    assert_int_equal(runf(&out, "%s plan " DATA "input.12.csv --threads x 2>&1", TP_CLI_PATH), 2);
+    assert_non_null(strstr(out, "--threads"));
+    free(out);
     const char *bad[] = { "1T", "K", "1KB", "-1K", "1.5M", "17179869184G" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(runf(&out, "%s plan " DATA "input.12.csv --capacity %s 2>&1", TP_CLI_PATH, bad[i]), 2);
@@ -326,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_json_has_the_text_figures),
         cmocka_unit_test(test_validate_json_has_the_text_figures),
+        cmocka_unit_test(test_validate_json_alignment_and_gaps),
         cmocka_unit_test(test_dash_reads_standard_input),
         cmocka_unit_test(test_size_suffixes_are_powers_of_1024),
     };
