@@ -69,7 +69,8 @@ tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsign
 void tp_csv_free(tp_csv_table *table);
 
 /* Writes `id,lower,upper,size,offset` for every row of TABLE, in its order, with
- * offsets[i] as row i's offset. */
+ * offsets[i] as row i's offset. Alignment and gaps are not written: the problem file keeps
+ * them, and tp_csv_check_solution takes them from there. */
 tp_status tp_csv_write_solution_stream(FILE *out, const tp_csv_table *table,
                                        const size_t *offsets);
 
