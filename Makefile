@@ -3,7 +3,11 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all build deps test run bench clean asan
+.PHONY: all build deps test run bench clean asan install uninstall check-install
+
+# `make install PREFIX=DIR` (default /usr/local; DESTDIR is honoured); `make uninstall` removes
+# what the last install from $(BUILD) wrote, as listed in $(BUILD)/install_manifest.txt.
+PREFIX ?= /usr/local
 
 all: build
 
@@ -30,6 +34,16 @@ run: deps
 bench: deps
 	$(MAKE) build
 	sh bench/run.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake --build $(BUILD) --target uninstall
+
+# Installs into a temporary prefix and builds C and C++ consumers against it only.
+check-install: build
+	bash scripts/check_install.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -5,7 +5,7 @@
 # Extra package names given as arguments are installed too: .ci/run adds chromium, for the
 # browser check of the plan pictures (tests/test_html_browser.c skips without it).
 set -e
-PKGS="gcc make cmake pkg-config libcmocka-dev libcjson-dev libpcre2-dev $*"
+PKGS="gcc g++ make cmake pkg-config libcmocka-dev libcjson-dev libpcre2-dev $*"
 PKGS="$PKGS clang libclang-rt-dev" # libFuzzer for scripts/fuzz.sh (docs/fuzzing.md)
 missing=""
 for p in $PKGS; do

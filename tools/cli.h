@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "tensorplan/model.h"
+#include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 
 /* Exit codes, the same for every subcommand (documented in README and --help). */
@@ -69,14 +70,17 @@ int tp_cli_take_positional(const char *command, const char *arg, const char **sl
  * message naming the built-in models. */
 int tp_cli_builtin_model(const char *model, tp_model_config *cfg);
 
-/* Parses a byte count (decimal digits, at most SIZE_MAX) given to FLAG; prints a message and
- * returns -1 when it is not one. */
+/* Parses a byte count (decimal digits, optionally followed by K, M or G for 2^10, 2^20, 2^30;
+ * at most SIZE_MAX) given to FLAG; prints a message and returns -1 when it is not one. */
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
 
 /* Parses a decimal integer in [lo, hi] given to FLAG; prints a message naming the range and
  * returns -1 when it is not one. */
 int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
                        unsigned long long hi, unsigned long long *value);
+
+/* tp_csv_read, where PATH "-" reads standard input (named "(stdin)" in messages). */
+tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out);
 
 /* tp_cli_parse_count into a size_t. */
 int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,

@@ -1,10 +1,15 @@
 /* Small helpers shared by the subcommands: flags with values, byte counts, a clock. */
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "common/error.h"
+#include "common/grow.h"
 
 int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
                       const char **value)
@@ -66,22 +71,38 @@ int tp_cli_builtin_model(const char *model, tp_model_config *cfg)
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
 {
     size_t v = 0;
-    if (!*text)
+    const char *c = text;
+    if (*c < '0' || *c > '9')
         goto bad;
-    for (const char *c = text; *c; c++) {
-        if (*c < '0' || *c > '9')
-            goto bad;
+    for (; *c >= '0' && *c <= '9'; c++) {
         size_t d = (size_t)(*c - '0');
-        if (v > (SIZE_MAX - d) / 10) {
-            tp_cli_error("%s %s: out of range, expected at most %zu", flag, text, (size_t)SIZE_MAX);
-            return -1;
-        }
+        if (v > (SIZE_MAX - d) / 10)
+            goto range;
         v = v * 10 + d;
     }
-    *value = v;
+    /* K, M, G: powers of 1024 (one letter, either case) */
+    unsigned shift = 0;
+    if (*c == 'K' || *c == 'k')
+        shift = 10;
+    else if (*c == 'M' || *c == 'm')
+        shift = 20;
+    else if (*c == 'G' || *c == 'g')
+        shift = 30;
+    if (shift > 0)
+        c++;
+    if (*c != '\0')
+        goto bad;
+    if (shift > 0 && v > (SIZE_MAX >> shift))
+        goto range;
+    *value = v << shift;
     return 0;
+range:
+    tp_cli_error("%s %s: out of range, expected at most %zu", flag, text, (size_t)SIZE_MAX);
+    return -1;
 bad:
-    tp_cli_error("%s '%s': expected a number of bytes (decimal digits)", flag, text);
+    tp_cli_error("%s '%s': expected a number of bytes (decimal digits, optionally followed by "
+                 "K, M or G for 1024, 1024^2, 1024^3)",
+                 flag, text);
     return -1;
 }
 
@@ -121,3 +142,30 @@ int tp_cli_exit_for(tp_status status)
                                                                    : TP_EXIT_ERROR;
 }
 
+
+tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out)
+{
+    if (strcmp(path, "-") != 0)
+        return tp_csv_read(path, flags, out);
+    memset(out, 0, sizeof *out);
+    char *data = NULL;
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (TP_GROW(&data, &cap, len + 65536) != TP_OK) {
+            free(data);
+            return TP_ERR_NOMEM;
+        }
+        size_t got = fread(data + len, 1, cap - len, stdin);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(stdin)) {
+        tp_status st = tp_fail(TP_ERR_IO, "(stdin): cannot read: %s", strerror(errno));
+        free(data);
+        return st;
+    }
+    tp_status st = tp_csv_parse("(stdin)", data, len, flags, out);
+    free(data);
+    return st;
+}

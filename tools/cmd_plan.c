@@ -12,12 +12,15 @@
 #include "tensorplan/plan_html.h"
 #include "tensorplan/planner.h"
 
+#include <cjson/cJSON.h>
+
 void tp_help_plan(FILE *out)
 {
     fputs(
         "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
         "                       [--strategy greedy|portfolio|exact] [--time-limit SECONDS]\n"
-        "                       [--align BYTES] [--html FILE] [--explain]\n"
+        "                       [--align BYTES] [--threads N] [--json] [--html FILE]\n"
+        "                       [--explain]\n"
         "\n"
         "Places every buffer of a static memory allocation problem at a byte offset in one\n"
         "arena, so that buffers live at the same time never share a byte, and prints a\n"
@@ -31,6 +34,10 @@ void tp_help_plan(FILE *out)
         "  lower  first time step the buffer is live\n"
         "  upper  first time step it is no longer live: live during [lower, upper)\n"
         "  size   bytes\n"
+        "  optional: alignment (the offset a multiple of it), gaps (space-separated lo-hi or\n"
+        "  lo-hi@w0:w1: steps [lo, hi) when the buffer needs none, or only bytes [w0, w1),\n"
+        "  of its space). MiniMalloc's buffer, buffer_id, start, begin and end (inclusive)\n"
+        "  are read as id, lower and upper.\n"
         "  The header names the columns, in any order; other columns are ignored. Accepted:\n"
         "  a UTF-8 byte-order mark, CRLF line ends, trailing blank lines, spaces around\n"
         "  fields, \"quoted\" fields. Anything else is refused with FILE:LINE: what was expected.\n"
@@ -54,16 +61,25 @@ void tp_help_plan(FILE *out)
         "  --time-limit SECS  stop after SECS seconds and keep the best plan so far (flagged\n"
         "                     not proven); 0 or absent: no limit\n"
         "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
+        "  --threads N        threads the planner may use: 0 (default) every processor,\n"
+        "                     1 the calling thread only; the plan is the same\n"
+        "  --json             print the summary as one JSON object on stdout (fields in\n"
+        "                     docs/json-output.md; not with -o -)\n"
         "  --html FILE        write a picture of the plan as one self-contained HTML page\n"
         "                     (docs/picture.md)\n"
         "  --explain          after the summary, the buffers live at the step where live\n"
         "                     bytes peak, largest first, with their share of the peak\n"
         "  -h, --help         this text\n"
-        "\n"
+        "\n",
+        out);
+    fputs(
         "progress: when stderr is a terminal and planning takes more than about 0.1 s, one\n"
         "line there is kept up to date (tensors placed by the greedy pass under way, best\n"
         "arena so far, lower bound, elapsed, search nodes) and cleared at the end; nothing\n"
         "is written when stderr is not a terminal.\n"
+        "\n"
+        "BYTES takes a suffix K, M or G (powers of 1024): --capacity 1M is 1048576.\n"
+        "PROBLEM.csv '-' reads standard input.\n"
         "\n"
         "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
         "arena; arena = the height of the plan; arena/peak; whether it fits the capacity;\n"
@@ -93,6 +109,8 @@ typedef struct plan_args {
     tp_plan_strategy strategy;
     double time_limit; /* 0: none */
     size_t align;      /* 1: none */
+    unsigned threads;  /* 0: every processor */
+    int json;
     const char *html;  /* NULL: no picture */
     int explain;
 } plan_args;
@@ -142,6 +160,13 @@ static int parse_args(int argc, char **argv, plan_args *a)
                 tp_cli_error("--align wants a power of two, got '%s'", value);
                 return -1;
             }
+        } else if ((r = tp_cli_take_value(argc, argv, &i, "--threads", NULL, &value)) != 0) {
+            unsigned long long n = 0;
+            if (r < 0 || tp_cli_parse_count("--threads", value, 0, 1024, &n) != 0)
+                return -1;
+            a->threads = (unsigned)n;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
         } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &value)) != 0) {
             if (r < 0)
                 return -1;
@@ -155,6 +180,10 @@ static int parse_args(int argc, char **argv, plan_args *a)
     if (!a->problem) {
         tp_cli_error("PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
                      "SOLUTION.csv] [--capacity BYTES])");
+        return -1;
+    }
+    if (a->json && a->output && strcmp(a->output, "-") == 0) {
+        tp_cli_error("--json and -o - both want stdout: write the solution to a file");
         return -1;
     }
     return 0;
@@ -186,7 +215,8 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     /* On a terminal even the plain greedy goes through tp_plan_offsets_ex, for its progress
      * (the same plan: default options reproduce tp_plan_offsets). */
     const int live = isatty(fileno(stderr));
-    const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0;
+    const int plain = a->strategy == TP_PLAN_GREEDY && a->align == 1 && a->time_limit == 0 &&
+                      a->threads == 0 && t->alignments == NULL && t->gap_count == 0;
     if (plain && !live)
         return tp_plan_offsets(t->tensors, t->count, offsets, arena);
     tp_plan_options o;
@@ -194,6 +224,10 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
     o.strategy = a->strategy;
     o.alignment = a->align;
     o.time_limit_seconds = a->time_limit;
+    o.threads = a->threads;
+    o.alignments = t->alignments; /* the file's alignment and gaps columns, if any */
+    o.gaps = t->gaps;
+    o.gap_count = t->gap_count;
     if (a->has_capacity && a->capacity > 0)
         o.capacity = a->capacity;
     if (live)
@@ -226,6 +260,115 @@ static void report_plan_failure(const char *path, const tp_csv_table *t, tp_stat
     tp_cli_error("%s: %s", path, msg);
 }
 
+/* What the summary reports, in text or JSON (docs/json-output.md). */
+typedef struct plan_summary {
+    const plan_args *a;
+    const tp_csv_table *t;
+    size_t peak, arena;
+    const tp_plan_report *report;
+    double seconds;
+} plan_summary;
+
+static void print_text(FILE *out, const plan_summary *s)
+{
+    const plan_args *a = s->a;
+    const tp_csv_table *t = s->t;
+    const tp_plan_report *report = s->report;
+    int fits = !a->has_capacity || s->arena <= a->capacity;
+    fprintf(out, "problem   %s\n", a->problem);
+    fprintf(out, "buffers   %zu\n", t->count);
+    fprintf(out, "peak      %zu bytes\n", s->peak);
+    if (s->peak > 0)
+        fprintf(out, "arena     %zu bytes (arena/peak %.4f)\n", s->arena,
+                (double)s->arena / (double)s->peak);
+    else
+        fprintf(out, "arena     %zu bytes\n", s->arena);
+    if (!a->has_capacity)
+        fprintf(out, "capacity  not given\n");
+    else if (fits)
+        fprintf(out, "capacity  %zu bytes: fits (%zu bytes spare)\n", a->capacity,
+                a->capacity - s->arena);
+    else
+        fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a->capacity,
+                s->arena - a->capacity);
+    if (report->method != NULL) {
+        fprintf(out, "strategy  %s", report->method);
+        if (a->has_capacity && report->proven_infeasible)
+            fprintf(out, "; proven: no plan fits the capacity");
+        else if (report->proven_optimal)
+            fprintf(out, "; arena proven minimal");
+        else if (a->has_capacity && fits)
+            fprintf(out, "; fits the capacity");
+        else if (a->strategy == TP_PLAN_EXACT)
+            fprintf(out, "; not proven%s", report->timed_out ? " (time limit reached)" : "");
+        if (report->nodes_explored > 0)
+            fprintf(out, "; %llu search nodes", report->nodes_explored);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "plan time %.3f ms\n", s->seconds * 1e3);
+    if (a->output)
+        fprintf(out, "solution  %s\n", strcmp(a->output, "-") == 0 ? "(stdout)" : a->output);
+}
+
+/* A size_t as a JSON number, exact above 2^53 (cJSON's own numbers are doubles). */
+static cJSON *json_size(size_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%zu", v);
+    return cJSON_CreateRaw(text);
+}
+
+static tp_status print_json(const plan_summary *s)
+{
+    const plan_args *a = s->a;
+    const tp_plan_report *r = s->report;
+    const int fits = !a->has_capacity || s->arena <= a->capacity;
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return TP_ERR_NOMEM;
+    cJSON_AddStringToObject(o, "command", "plan");
+    cJSON_AddStringToObject(o, "problem", a->problem);
+    cJSON_AddItemToObject(o, "buffers", json_size(s->t->count));
+    cJSON_AddItemToObject(o, "peak", json_size(s->peak));
+    cJSON_AddItemToObject(o, "arena", json_size(s->arena));
+    if (s->peak > 0)
+        cJSON_AddNumberToObject(o, "arena_per_peak", (double)s->arena / (double)s->peak);
+    else
+        cJSON_AddNullToObject(o, "arena_per_peak");
+    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? json_size(a->capacity) : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, "fits", fits);
+    if (!a->has_capacity)
+        cJSON_AddNullToObject(o, "spare");
+    else
+        cJSON_AddItemToObject(o, "spare", fits ? json_size(a->capacity - s->arena) : json_size(0));
+    if (!a->has_capacity)
+        cJSON_AddNullToObject(o, "over");
+    else
+        cJSON_AddItemToObject(o, "over", fits ? json_size(0) : json_size(s->arena - a->capacity));
+    if (r->method != NULL)
+        cJSON_AddStringToObject(o, "method", r->method);
+    else
+        cJSON_AddNullToObject(o, "method");
+    /* as the text's "strategy" line: only the options that report a method prove anything */
+    cJSON_AddBoolToObject(o, "proven_optimal", r->method != NULL && r->proven_optimal);
+    cJSON_AddBoolToObject(o, "proven_infeasible",
+                          r->method != NULL && a->has_capacity && r->proven_infeasible);
+    cJSON_AddBoolToObject(o, "timed_out", r->timed_out);
+    cJSON_AddItemToObject(o, "search_nodes", json_size((size_t)r->nodes_explored));
+    cJSON_AddNumberToObject(o, "plan_ms", s->seconds * 1e3);
+    if (a->output)
+        cJSON_AddStringToObject(o, "solution", a->output);
+    else
+        cJSON_AddNullToObject(o, "solution");
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (text == NULL)
+        return TP_ERR_NOMEM;
+    puts(text);
+    cJSON_free(text);
+    return TP_OK;
+}
+
 int tp_cmd_plan(int argc, char **argv)
 {
     plan_args a;
@@ -233,7 +376,7 @@ int tp_cmd_plan(int argc, char **argv)
         return TP_EXIT_USAGE;
 
     tp_csv_table t;
-    tp_status st = tp_csv_read(a.problem, 0, &t);
+    tp_status st = tp_cli_csv_read(a.problem, 0, &t);
     if (st != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
@@ -249,10 +392,14 @@ int tp_cmd_plan(int argc, char **argv)
     double t0 = tp_clock_seconds();
     st = run_planner(&a, &t, offsets, &arena, &report);
     double seconds = tp_clock_seconds() - t0;
+    tp_plan_options gaps;
+    tp_plan_options_init(&gaps);
+    gaps.gaps = t.gaps;
+    gaps.gap_count = t.gap_count;
     if (st == TP_OK)
-        st = tp_peak_live_bytes(t.tensors, t.count, &peak);
+        st = tp_peak_live_bytes_ex(t.tensors, t.count, &gaps, &peak);
     if (st != TP_OK) {
-        report_plan_failure(a.problem, &t, st);
+        report_plan_failure(t.path, &t, st);
         free(offsets);
         tp_csv_free(&t);
         return tp_cli_exit_for(st);
@@ -272,51 +419,28 @@ int tp_cmd_plan(int argc, char **argv)
         }
     }
 
+    const plan_summary sum = { &a, &t, peak, arena, &report, seconds };
     FILE *out = to_stdout ? stderr : stdout;
+    if (a.json)
+        st = print_json(&sum);
+    else
+        print_text(out, &sum);
     int fits = !a.has_capacity || arena <= a.capacity;
-    fprintf(out, "problem   %s\n", a.problem);
-    fprintf(out, "buffers   %zu\n", t.count);
-    fprintf(out, "peak      %zu bytes\n", peak);
-    if (peak > 0)
-        fprintf(out, "arena     %zu bytes (arena/peak %.4f)\n", arena, (double)arena / (double)peak);
-    else
-        fprintf(out, "arena     %zu bytes\n", arena);
-    if (!a.has_capacity)
-        fprintf(out, "capacity  not given\n");
-    else if (fits)
-        fprintf(out, "capacity  %zu bytes: fits (%zu bytes spare)\n", a.capacity,
-                a.capacity - arena);
-    else
-        fprintf(out, "capacity  %zu bytes: does NOT fit (%zu bytes over)\n", a.capacity,
-                arena - a.capacity);
-    if (report.method != NULL) {
-        fprintf(out, "strategy  %s", report.method);
-        if (a.has_capacity && report.proven_infeasible)
-            fprintf(out, "; proven: no plan fits the capacity");
-        else if (report.proven_optimal)
-            fprintf(out, "; arena proven minimal");
-        else if (a.has_capacity && fits)
-            fprintf(out, "; fits the capacity");
-        else if (a.strategy == TP_PLAN_EXACT)
-            fprintf(out, "; not proven%s", report.timed_out ? " (time limit reached)" : "");
-        if (report.nodes_explored > 0)
-            fprintf(out, "; %llu search nodes", report.nodes_explored);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "plan time %.3f ms\n", seconds * 1e3);
-    if (a.output)
-        fprintf(out, "solution  %s\n", to_stdout ? "(stdout)" : a.output);
     if ((a.html || a.explain) &&
-        tp_html_csv_report(a.html, a.explain ? out : NULL, &t, offsets, arena, peak) != TP_OK) {
+        tp_html_csv_report(a.html, a.explain && !a.json ? out : NULL, &t, offsets, arena,
+                           peak) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         free(offsets);
         tp_csv_free(&t);
         return TP_EXIT_ERROR;
     }
-    if (a.html)
+    if (a.html && !a.json)
         fprintf(out, "picture   %s\n", a.html);
-
     free(offsets);
     tp_csv_free(&t);
+    if (st != TP_OK) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
     return fits ? TP_EXIT_OK : TP_EXIT_NO_FIT;
 }

@@ -4,10 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#ifndef TP_VERSION
-#define TP_VERSION "0.0.0"
-#endif
+#include "tensorplan/version.h"
 
 static const tp_command commands[] = {
     {"plan", "place tensors of a MiniMalloc CSV problem in one arena", tp_cmd_plan, tp_help_plan},
@@ -51,7 +48,7 @@ static void usage(FILE *out)
             "usage: tensorplan COMMAND [ARGS...]\n"
             "       tensorplan help COMMAND | tensorplan COMMAND --help\n"
             "       tensorplan --version\n\ncommands:\n",
-            TP_VERSION);
+            tp_version());
     for (size_t i = 0; i < command_count; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
@@ -79,7 +76,7 @@ int main(int argc, char **argv)
         return TP_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("tensorplan %s\n", TP_VERSION);
+        printf("tensorplan %s\n", tp_version());
         return TP_EXIT_OK;
     }
     if (strcmp(name, "help") == 0) {

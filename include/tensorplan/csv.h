@@ -2,12 +2,17 @@
  *
  * The de facto exchange format of static memory allocation (google/minimalloc):
  *
- *     id,lower,upper,size[,offset]
+ *     id,lower,upper,size[,alignment][,gaps][,offset]
  *     b1,0,3,4
  *
  * One row per buffer; lifetimes are half-open [lower, upper), which this reader turns into
  * the planner's inclusive lifetimes first_use = lower, last_use = upper - 1. The header is
- * required and names the columns in any order; other columns are ignored. Accepted: a UTF-8
+ * required and names the columns in any order; other columns are ignored. MiniMalloc's
+ * spellings are accepted: buffer or buffer_id for id, start or begin for lower, end for
+ * upper (end is inclusive: upper = end + 1, gaps' ends too). alignment: a positive integer,
+ * the row's offset a multiple of it. gaps: space-separated lo-hi (the buffer needs none of
+ * its bytes during [lo, hi)) or lo-hi@w0:w1 (only bytes [w0, w1) of them), each inside the
+ * lifetime (docs/planner.md, "CSV"). Accepted: a UTF-8
  * byte-order mark, CRLF line ends, trailing blank lines, spaces or tabs around fields,
  * RFC 4180 quoted fields ("a ""b""", on one line). Every refusal returns a status other than
  * TP_OK and leaves "FILE:LINE: what was expected" for tp_last_error(). */
@@ -42,6 +47,12 @@ typedef struct tp_csv_table {
     /* NULL unless TP_CSV_SIGNED_OFFSETS was given and the file has an offset column; then 1
      * where the file wrote a negative offset, whose magnitude is in offsets[i]. */
     unsigned char *offset_negative;
+    /* NULL when the file has no alignment column; else each row's alignment (>= 1). */
+    size_t *alignments;
+    /* The gaps column, every range of every row (tensor = the row), in file order; NULL and 0
+     * when the file has none. */
+    tp_tensor_gap *gaps;
+    size_t gap_count;
     char *storage_;              /* private: the id characters                              */
 } tp_csv_table;
 
@@ -58,7 +69,8 @@ tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsign
 void tp_csv_free(tp_csv_table *table);
 
 /* Writes `id,lower,upper,size,offset` for every row of TABLE, in its order, with
- * offsets[i] as row i's offset. */
+ * offsets[i] as row i's offset. Alignment and gaps are not written: the problem file keeps
+ * them, and tp_csv_check_solution takes them from there. */
 tp_status tp_csv_write_solution_stream(FILE *out, const tp_csv_table *table,
                                        const size_t *offsets);
 
@@ -76,7 +88,8 @@ typedef enum tp_csv_verdict {
     TP_CSV_NEGATIVE_OFFSET, /* a = solution row                                              */
     TP_CSV_OFFSET_OVERFLOW, /* offset + size does not fit in size_t (a = solution row)        */
     TP_CSV_OVERLAP,         /* rows a and b of the solution share a byte while both live     */
-    TP_CSV_OVER_CAPACITY    /* height > capacity (a = a solution row that reaches the top)   */
+    TP_CSV_OVER_CAPACITY,   /* height > capacity (a = a solution row that reaches the top)   */
+    TP_CSV_MISALIGNED       /* an offset not a multiple of the row's alignment (a = sol row) */
 } tp_csv_verdict;
 
 typedef struct tp_csv_check {
@@ -87,11 +100,14 @@ typedef struct tp_csv_check {
 } tp_csv_check;
 
 /* Checks SOLUTION (read with TP_CSV_REQUIRE_OFFSET, optionally TP_CSV_SIGNED_OFFSETS) against
- * PROBLEM: the same buffers by id with the same lifetimes and sizes, offsets >= 0, no two
- * buffers live at a common time that share a byte, and, if has_capacity, height <= capacity.
+ * PROBLEM: the same buffers by id with the same lifetimes and sizes, offsets >= 0, each a
+ * multiple of the row's alignment (the problem's, and the solution's if it has the column),
+ * no two buffers live at a common time that share a byte, and, if has_capacity, height <=
+ * capacity. With gaps in the problem, two buffers conflict as MiniMalloc defines it (at every
+ * time both use a window, one lies wholly above the other, the same one each time).
  * Rows may be in any order. The first violation found is reported: buffer identity first,
- * then offsets, then overlaps in order of the later buffer's start, then capacity. Runs in
- * O(n log n). Returns TP_OK when the check ran (the verdict is in *result), TP_ERR_NOMEM. */
+ * then offsets, then alignment, then overlaps in order of the later buffer's start, then
+ * capacity. Runs in O(n log n), O(n^2) with gaps. Returns TP_OK when the check ran (the verdict is in *result), TP_ERR_NOMEM. */
 tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table *solution,
                                 int has_capacity, size_t capacity, tp_csv_check *result);
 

@@ -30,7 +30,8 @@ typedef struct tp_edge { size_t from, to; } tp_edge;
 /* Output pointers (arena_size, peak, reduced_count, island_count) must not be NULL; arrays may
  * be NULL when their count is 0. */
 
-/* offsets[count] receives one offset per tensor; *arena_size the arena. Greedy, in decreasing
+/* offsets[count] receives one offset per tensor; *arena_size the arena. May start threads
+ * (see "Threads" below; tp_plan_offsets_ex with options.threads = 1 does not). Greedy, in decreasing
  * size (equal sizes in input order), best fit with the leading gap winning ties; zero-size
  * tensors get offset 0. Refuses first_use > last_use (TP_ERR_INVALID) and an offset + size
  * beyond SIZE_MAX (TP_ERR_OVERFLOW), naming the tensor. */
@@ -76,6 +77,16 @@ typedef struct tp_plan_progress {
                                      both 0 otherwise                                   */
 } tp_plan_progress;
 
+/* A time range inside a tensor's lifetime during which it needs only part of its space: the
+ * bytes [window_lo, window_hi) counted from its offset (has_window 1), or none of them
+ * (has_window 0). MiniMalloc's "gaps" (docs/planner.md, "Alignment and gaps"). */
+typedef struct tp_tensor_gap {
+    size_t tensor;                /* index into the tensors                              */
+    size_t first, last;           /* nodes, inclusive, inside [first_use, last_use]      */
+    int has_window;
+    size_t window_lo, window_hi;  /* window_lo <= window_hi <= size (when has_window)     */
+} tp_tensor_gap;
+
 typedef struct tp_plan_options {
     size_t alignment;             /* every offset a multiple of it; a power of two; 0 = 1 */
     tp_plan_strategy strategy;
@@ -83,6 +94,21 @@ typedef struct tp_plan_options {
     double time_limit_seconds;    /* 0 = none                                           */
     void (*progress)(const struct tp_plan_progress *p, void *user); /* may be NULL     */
     void *user;
+    /* Threads the call may use, the calling one included: 0 = every processor online (where
+     * the input is large enough to pay for them, see "Threads" below); 1 = the calling thread
+     * only, no thread is started; N = at most N. The plan does not depend on it. */
+    unsigned threads;
+    /* Per tensor (docs/planner.md, "Alignment and gaps"); NULL / 0 = none. alignments[i] >= 1
+     * (0 = 1) makes tensor i's offset a multiple of it as well as of `alignment`; any
+     * positive value, not only powers of two. gaps name their tensor; a tensor's gaps must
+     * not overlap each other. Two tensors then conflict as MiniMalloc defines it: at every
+     * node where both use a window, one lies wholly above the other, and the same one at
+     * every such node. With either, every strategy runs on the calling thread, and
+     * TP_PLAN_EXACT searches only when there are no gaps (with gaps it returns the
+     * portfolio's plan, not proven). */
+    const size_t *alignments;
+    const tp_tensor_gap *gaps;
+    size_t gap_count;
 } tp_plan_options;
 
 typedef struct tp_plan_report {
@@ -97,7 +123,27 @@ typedef struct tp_plan_report {
     size_t arena_size;            /* of the returned plan (0 when none is returned)     */
 } tp_plan_report;
 
-/* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback. */
+/* Threads. Only tp_plan_offsets and tp_plan_offsets_ex start threads; every other call of
+ * the planner runs on the calling thread alone. Both join every thread they started before
+ * they return, and the plan is the same on any number of threads.
+ * - The portfolio (TP_PLAN_PORTFOLIO, and TP_PLAN_EXACT, which starts with it) runs its
+ *   greedy orders on up to min(options.threads, processors online, 16) threads from 4,096
+ *   tensors on (options.threads 0: no cap).
+ * - A greedy pass that places by the address-ordered scan (long lifetimes, AVX2 or AVX-512)
+ *   shares the scans among up to min(options.threads, processors, 16) threads from 16,384
+ *   tensors of non-zero size; tp_plan_offsets and TP_PLAN_GREEDY may do so. The exact search
+ *   runs on the calling thread.
+ * To keep a call single-threaded, call tp_plan_offsets_ex with options.threads = 1
+ * (TP_PLAN_GREEDY then gives tp_plan_offsets's plan). */
+
+/* tp_peak_live_bytes where options' gaps hold: at each node a tensor counts the bytes of its
+ * window there (none in a gap without one). options NULL or without gaps: the same as
+ * tp_peak_live_bytes. Refuses gaps as tp_plan_offsets_ex does. */
+tp_status tp_peak_live_bytes_ex(const tp_tensor_lifetime *tensors, size_t count,
+                                const tp_plan_options *options, size_t *peak);
+
+/* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback, threads 0
+ * (every processor). */
 void tp_plan_options_init(tp_plan_options *options);
 
 /* Like tp_plan_offsets, with options (NULL = defaults; then the result equals

@@ -83,7 +83,7 @@ tp_status tp_alloc_persistent(tp_allocator *a, const char *name, int backend, si
 {
     if (!a || !name)
         return tp_fail(TP_ERR_INVALID, "tp_alloc_persistent: NULL argument");
-    size_t idx;
+    size_t idx = 0; /* set on TP_OK; initialised for gcc -fPIC -O2 */
     tp_status st = persistent_new(a, name, backend, elems, 0, &idx);
     if (st == TP_OK && out)
         *out = tp_alloc_region_ref(&a->persistent[idx]);

@@ -11,9 +11,18 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "io/csv_internal.h"
 
-enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_COUNT };
-static const char *const column_names[COL_COUNT] = {"id", "lower", "upper", "size", "offset"};
+enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_ALIGNMENT, COL_GAPS, COL_COUNT };
+static const char *const column_names[COL_COUNT] = {"id",     "lower",     "upper", "size",
+                                                    "offset", "alignment", "gaps"};
+
+/* Header spellings MiniMalloc accepts for the same columns (docs/planner.md, "CSV"). An
+ * `end` column holds the last time step, inclusive: upper = end + 1. */
+static const struct { const char *name; int column; } column_aliases[] = {
+    {"buffer", COL_ID}, {"buffer_id", COL_ID}, {"start", COL_LOWER}, {"begin", COL_LOWER},
+    {"end", COL_UPPER},
+};
 
 typedef struct field {
     const char *text; /* raw characters, quotes stripped but "" not yet undoubled */
@@ -34,6 +43,10 @@ typedef struct parser {
     size_t *lines;
     size_t *offsets;
     unsigned char *negative;
+    size_t *alignments;
+    tp_tensor_gap *gaps;
+    size_t gap_count, gap_cap;
+    int end_inclusive; /* the upper column is MiniMalloc's `end` */
     size_t *id_at; /* offset of each id in storage */
     char *storage;
     size_t storage_len, storage_cap;
@@ -269,8 +282,8 @@ static tp_status grow_rows(parser *p)
 {
     if (p->count < p->cap)
         return TP_OK;
-    /* five parallel arrays of one capacity: tp_grow gives each the same new one */
-    size_t c_t = p->cap, c_l = p->cap, c_o = p->cap, c_n = p->cap, c_a = p->cap;
+    /* six parallel arrays of one capacity: tp_grow gives each the same new one */
+    size_t c_t = p->cap, c_l = p->cap, c_o = p->cap, c_n = p->cap, c_a = p->cap, c_g = p->cap;
     tp_status st = TP_GROW(&p->tensors, &c_t, p->count + 1);
     if (st == TP_OK)
         st = TP_GROW(&p->lines, &c_l, p->count + 1);
@@ -280,6 +293,8 @@ static tp_status grow_rows(parser *p)
         st = TP_GROW(&p->negative, &c_n, p->count + 1);
     if (st == TP_OK)
         st = TP_GROW(&p->id_at, &c_a, p->count + 1);
+    if (st == TP_OK)
+        st = TP_GROW(&p->alignments, &c_g, p->count + 1);
     if (st != TP_OK)
         return st;
     p->cap = c_t;
@@ -304,8 +319,14 @@ static tp_status parse_header(parser *p, size_t col_of[COL_COUNT], size_t *ncols
     *ncols = p->field_count;
     for (size_t i = 0; i < p->field_count; i++) {
         for (int c = 0; c < COL_COUNT; c++) {
-            if (!name_equals(&p->fields[i], column_names[c]))
+            int alias = 0;
+            for (size_t k = 0; k < sizeof column_aliases / sizeof *column_aliases; k++)
+                if (column_aliases[k].column == c && name_equals(&p->fields[i], column_aliases[k].name))
+                    alias = 1 + (c == COL_UPPER && strcmp(column_aliases[k].name, "end") == 0);
+            if (!alias && !name_equals(&p->fields[i], column_names[c]))
                 continue;
+            if (alias == 2)
+                p->end_inclusive = 1;
             if (col_of[c] != SIZE_MAX)
                 return tp_fail(TP_ERR_INVALID,
                                "%s:%zu: header names column '%s' twice (fields %zu and %zu): "
@@ -316,7 +337,7 @@ static tp_status parse_header(parser *p, size_t col_of[COL_COUNT], size_t *ncols
     }
     int need_offset = (p->flags & TP_CSV_REQUIRE_OFFSET) != 0;
     for (int c = 0; c < COL_COUNT; c++) {
-        if (col_of[c] != SIZE_MAX || (c == COL_OFFSET && !need_offset))
+        if (col_of[c] != SIZE_MAX || (c == COL_OFFSET && !need_offset) || c >= COL_ALIGNMENT)
             continue;
         return tp_fail(TP_ERR_INVALID,
                        "%s:%zu: header has no column '%s': expected a header naming %s in any "
@@ -351,6 +372,21 @@ static tp_status parse_row(parser *p, const size_t col_of[COL_COUNT], size_t nco
         (st = parse_number(p, &p->fields[col_of[COL_OFFSET]], "offset",
                            (p->flags & TP_CSV_SIGNED_OFFSETS) != 0, &offset, &negative)))
         return st;
+    if (p->end_inclusive) {
+        if (upper == SIZE_MAX)
+            return tp_fail(TP_ERR_OVERFLOW, "%s:%zu: column 'end' is %zu: out of range, "
+                           "expected at most %zu", p->name, p->line, upper, (size_t)SIZE_MAX - 1);
+        upper++;
+    }
+    size_t alignment = 1;
+    if (col_of[COL_ALIGNMENT] != SIZE_MAX) {
+        if ((st = parse_number(p, &p->fields[col_of[COL_ALIGNMENT]], "alignment", 0, &alignment,
+                               NULL)) != TP_OK)
+            return st;
+        if (alignment == 0)
+            return tp_fail(TP_ERR_INVALID, "%s:%zu: column 'alignment' is 0: expected a "
+                           "positive integer", p->name, p->line);
+    }
     if (lower >= upper)
         return tp_fail(TP_ERR_INVALID,
                        "%s:%zu: lower %zu >= upper %zu: expected lower < upper (lifetimes are "
@@ -364,6 +400,14 @@ static tp_status parse_row(parser *p, const size_t col_of[COL_COUNT], size_t nco
     if (existing != SIZE_MAX)
         return tp_fail(TP_ERR_INVALID, "%s:%zu: duplicate id '%s' (first on line %zu): expected unique ids",
                        p->name, p->line, p->storage + p->id_at[row], p->lines[existing]);
+    if (col_of[COL_GAPS] != SIZE_MAX) {
+        const field *g = &p->fields[col_of[COL_GAPS]];
+        const tp_csv_gap_row r = {p->name, p->line, row, lower, upper, size, p->end_inclusive};
+        if ((st = tp_csv_parse_gaps(&r, g->text, g->length, &p->gaps, &p->gap_count,
+                                    &p->gap_cap)) != TP_OK)
+            return st;
+    }
+    p->alignments[row] = alignment;
     p->tensors[row] = (tp_tensor_lifetime){size, lower, upper - 1};
     p->lines[row] = p->line;
     p->offsets[row] = offset;
@@ -380,7 +424,8 @@ static int line_is_blank(const char *s, const char *e)
     return 1;
 }
 
-static tp_status parse_all(parser *p, const char *data, size_t length, int *has_offset)
+static tp_status parse_all(parser *p, const char *data, size_t length, int *has_offset,
+                           int *has_alignment)
 {
     const char *pos = data, *end = data + length;
     if (length >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
@@ -428,6 +473,7 @@ static tp_status parse_all(parser *p, const char *data, size_t length, int *has_
                        "%s:1: empty file: expected a header line such as id,lower,upper,size",
                        p->name);
     *has_offset = col_of[COL_OFFSET] != SIZE_MAX;
+    *has_alignment = col_of[COL_ALIGNMENT] != SIZE_MAX;
     return TP_OK;
 }
 
@@ -438,6 +484,8 @@ static void parser_free(parser *p)
     free(p->lines);
     free(p->offsets);
     free(p->negative);
+    free(p->alignments);
+    free(p->gaps);
     free(p->id_at);
     free(p->storage);
     free(p->slots);
@@ -453,7 +501,7 @@ tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsign
     memset(&p, 0, sizeof p);
     p.name = name;
     p.flags = flags;
-    int has_offset = 0;
+    int has_offset = 0, has_alignment = 0;
     /* Allocating up front means an empty table still has non-NULL arrays. */
     tp_status st = grow_rows(&p);
     if (st == TP_OK) {
@@ -463,7 +511,7 @@ tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsign
             st = tp_fail(TP_ERR_NOMEM, "%s: out of memory", name);
     }
     if (st == TP_OK)
-        st = parse_all(&p, data ? data : "", length, &has_offset);
+        st = parse_all(&p, data ? data : "", length, &has_offset, &has_alignment);
     if (st == TP_OK) {
         out->path = malloc(strlen(name) + 1);
         out->ids = malloc((p.count ? p.count : 1) * sizeof *out->ids);
@@ -493,6 +541,13 @@ tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsign
             p.negative = NULL;
         }
     }
+    if (has_alignment) {
+        out->alignments = p.alignments;
+        p.alignments = NULL;
+    }
+    out->gaps = p.gaps;
+    out->gap_count = p.gap_count;
+    p.gaps = NULL;
     p.storage = NULL;
     p.tensors = NULL;
     p.lines = NULL;
@@ -548,6 +603,8 @@ void tp_csv_free(tp_csv_table *table)
     free(table->lines);
     free(table->offsets);
     free(table->offset_negative);
+    free(table->alignments);
+    free(table->gaps);
     free(table->storage_);
     memset(table, 0, sizeof *table);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 
 typedef struct span {
@@ -67,7 +68,9 @@ static void say(tp_csv_check *r, tp_csv_verdict v, size_t a, size_t b, const cha
 }
 
 
-static tp_status check_identity(const tp_csv_table *pb, const tp_csv_table *sol, tp_csv_check *r)
+/* map[j] receives the problem row of solution row j (when the identity holds). */
+static tp_status check_identity(const tp_csv_table *pb, const tp_csv_table *sol, size_t *map,
+                                tp_csv_check *r)
 {
     size_t n = sol->count;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -100,6 +103,7 @@ static tp_status check_identity(const tp_csv_table *pb, const tp_csv_table *sol,
         }
         size_t j = order[lo];
         matched[j] = 1;
+        map[j] = i;
         const tp_tensor_lifetime *a = &pb->tensors[i], *b = &sol->tensors[j];
         if (a->first_use != b->first_use || a->last_use != b->last_use || a->size != b->size)
             say(r, TP_CSV_MISMATCH, i, j,
@@ -187,6 +191,78 @@ static tp_status check_overlaps(const tp_csv_table *sol, tp_csv_check *r)
     return st;
 }
 
+/* Every offset a multiple of its row's alignment, the problem's and the solution's own. */
+static void check_alignment(const tp_csv_table *pb, const tp_csv_table *sol, const size_t *map,
+                            tp_csv_check *r)
+{
+    for (size_t j = 0; j < sol->count; j++) {
+        const size_t a = pb->alignments ? pb->alignments[map[j]] : 1;
+        const size_t b = sol->alignments ? sol->alignments[j] : 1;
+        const size_t bad = sol->offsets[j] % a != 0 ? a : sol->offsets[j] % b != 0 ? b : 0;
+        if (bad == 0)
+            continue;
+        say(r, TP_CSV_MISALIGNED, j, 0,
+            "%s:%zu: buffer '%s' has offset %zu: expected a multiple of its alignment %zu "
+            "(%s:%zu)",
+            sol->path, sol->lines[j], sol->ids[j], sol->offsets[j], bad,
+            bad == a ? pb->path : sol->path, bad == a ? pb->lines[map[j]] : sol->lines[j]);
+        return;
+    }
+}
+
+/* With gaps: MiniMalloc's rule on every pair of rows whose lifetimes intersect, in order of
+ * the later row's start (planner/planner_perf.h, tp_general_compatible). */
+static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *sol,
+                                    const size_t *map, tp_csv_check *r)
+{
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.gaps = pb->gaps;
+    o.gap_count = pb->gap_count;
+    tp_general g;
+    tp_status st = tp_general_init(pb->tensors, pb->count, &o, 1, &g);
+    if (st != TP_OK)
+        return st;
+    const size_t n = sol->count;
+    size_t *starts = malloc((n ? n : 1) * sizeof *starts);
+    if (!starts) {
+        tp_general_free(&g);
+        return tp_fail(TP_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        starts[i] = i;
+    pthread_mutex_lock(&sort_lock);
+    sweep_tensors = sol->tensors;
+    qsort(starts, n, sizeof *starts, by_start);
+    pthread_mutex_unlock(&sort_lock);
+    for (size_t k = 0; k < n && r->verdict == TP_CSV_VALID; k++) {
+        const size_t j = starts[k];
+        const tp_tensor_lifetime *b = &sol->tensors[j];
+        for (size_t q = 0; q < k && b->size > 0; q++) {
+            const size_t i = starts[q];
+            const tp_tensor_lifetime *a = &sol->tensors[i];
+            if (a->size == 0 || a->last_use < b->first_use ||
+                tp_general_compatible(pb->tensors, &g, map[i], sol->offsets[i], map[j],
+                                      sol->offsets[j]))
+                continue;
+            say(r, TP_CSV_OVERLAP, i, j,
+                "%s: buffers '%s' (line %zu) and '%s' (line %zu) overlap: at some time during "
+                "[%zu, %zu) both use bytes and neither lies wholly above the other (gaps "
+                "counted)",
+                sol->path, sol->ids[i], sol->lines[i], sol->ids[j], sol->lines[j],
+                b->first_use, (a->last_use < b->last_use ? a->last_use : b->last_use) + 1);
+            break;
+        }
+    }
+    free(starts);
+    tp_general_free(&g);
+    return TP_OK;
+}
+
+static tp_status check_placement(const tp_csv_table *problem, const tp_csv_table *solution,
+                                 const size_t *map, int has_capacity, size_t capacity,
+                                 tp_csv_check *result);
+
 tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table *solution,
                                 int has_capacity, size_t capacity, tp_csv_check *result)
 {
@@ -195,9 +271,21 @@ tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table 
     memset(result, 0, sizeof *result);
     if (!solution->offsets)
         return tp_fail(TP_ERR_INVALID, "%s: has no offset column", solution->path);
-    tp_status st = check_identity(problem, solution, result);
-    if (st != TP_OK || result->verdict != TP_CSV_VALID)
-        return st;
+    size_t *map = malloc((solution->count ? solution->count : 1) * sizeof *map);
+    if (!map)
+        return tp_fail(TP_ERR_NOMEM, "out of memory");
+    tp_status st = check_identity(problem, solution, map, result);
+    if (st == TP_OK && result->verdict == TP_CSV_VALID)
+        st = check_placement(problem, solution, map, has_capacity, capacity, result);
+    free(map);
+    return st;
+}
+
+static tp_status check_placement(const tp_csv_table *problem, const tp_csv_table *solution,
+                                 const size_t *map, int has_capacity, size_t capacity,
+                                 tp_csv_check *result)
+{
+    tp_status st;
 
     const tp_csv_table *sol = solution;
     size_t height = 0, top = 0;
@@ -221,7 +309,11 @@ tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table 
         }
     }
     result->height = height;
-    st = check_overlaps(sol, result);
+    check_alignment(problem, sol, map, result);
+    if (result->verdict != TP_CSV_VALID)
+        return TP_OK;
+    st = problem->gap_count > 0 ? check_gap_overlaps(problem, sol, map, result)
+                                : check_overlaps(sol, result);
     if (st != TP_OK || result->verdict != TP_CSV_VALID)
         return st;
     if (has_capacity && height > capacity)

@@ -116,6 +116,7 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
 typedef struct portfolio_run {
     const tp_tensor_lifetime *tensors;
     size_t count, n_entries, align;
+    unsigned pass_threads; /* threads of one greedy pass: 0 = its own choice, else a cap */
     double deadline;
     pthread_mutex_t lock;
     size_t next;      /* the next entry to start */
@@ -158,10 +159,13 @@ static int portfolio_work(portfolio_worker *w, int one)
         took = 1;
         const size_t n = tp_greedy_order(r->tensors, r->count, portfolio[p].order, w->keys, w->order);
         size_t arena = 0;
-        /* one thread per pass: the portfolio already runs as many passes as processors */
+        /* one thread per pass when the portfolio runs several passes at once */
+        unsigned pass_threads = r->pass_threads;
+        if (pass_threads > 1 && tp_scan_default_threads(n) < pass_threads)
+            pass_threads = tp_scan_default_threads(n);
         const tp_status st =
             tp_greedy_place_threads(r->tensors, r->count, w->order, n, r->align,
-                                    portfolio[p].rule, w->ticker, 1, w->trial, &arena);
+                                    portfolio[p].rule, w->ticker, pass_threads, w->trial, &arena);
         pthread_mutex_lock(&r->lock);
         if (st != TP_OK) {
             if (p < r->failed_at) {
@@ -247,6 +251,8 @@ static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
     r.count = count;
     r.n_entries = n_entries;
     r.align = align;
+    /* one greedy order alone may share its pass; several keep one thread per pass */
+    r.pass_threads = n_entries == 1 ? o->threads : 1;
     r.deadline = deadline;
     r.failed_at = n_entries;
     if (pthread_mutex_init(&r.lock, NULL) != 0)
@@ -326,13 +332,16 @@ out:
 }
 
 /* Threads for a portfolio over count tensors: one below PORTFOLIO_PARALLEL_MIN, else as many
- * as there are processors online (the runner caps it at the number of orders). */
-static unsigned portfolio_threads(size_t count)
+ * as there are processors online, at most cap (0: no cap; the runner caps it at the number of
+ * orders). */
+static unsigned portfolio_threads(size_t count, unsigned cap)
 {
     if (count < PORTFOLIO_PARALLEL_MIN)
         return 1;
-    const unsigned cpus = tp_cpu_count();
-    return cpus < 64 ? cpus : 64;
+    unsigned cpus = tp_cpu_count();
+    if (cpus > 64)
+        cpus = 64;
+    return cap != 0 && cap < cpus ? cap : cpus;
 }
 
 tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
@@ -356,6 +365,40 @@ tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t co
     if (method != NULL)
         *method = rep.method;
     return TP_OK;
+}
+
+/* The portfolio's orders and gap rules with the general pass (entries [0, n_entries)): the
+ * smallest arena wins, the earlier entry on a tie, as in run_portfolio. */
+static tp_status general_portfolio(const tp_tensor_lifetime *tensors, size_t count,
+                                   const tp_general *g, size_t n_entries, double deadline,
+                                   size_t *offsets, size_t *trial, tp_plan_report *rep,
+                                   size_t *best, int *have)
+{
+    tp_order_key *keys = malloc((count ? count : 1) * sizeof *keys);
+    size_t *order = malloc((count ? count : 1) * sizeof *order);
+    tp_status st = TP_OK;
+    if (keys == NULL || order == NULL)
+        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
+    for (size_t p = 0; p < n_entries && st == TP_OK; p++) {
+        if (p > 0 && deadline > 0 && tp_clock_seconds() >= deadline) {
+            rep->timed_out = 1;
+            break;
+        }
+        const size_t n = tp_greedy_order(tensors, count, portfolio[p].order, keys, order);
+        size_t arena = 0;
+        st = tp_general_place(tensors, g, order, n, portfolio[p].rule, trial, &arena);
+        if (st == TP_OK && (!*have || arena < *best)) {
+            *have = 1;
+            *best = arena;
+            if (count > 0)
+                memcpy(offsets, trial, count * sizeof *offsets);
+            rep->method = portfolio[p].name;
+            rep->strategy = n_entries == 1 ? TP_PLAN_GREEDY : TP_PLAN_PORTFOLIO;
+        }
+    }
+    free(keys);
+    free(order);
+    return st;
 }
 
 /* One exact search under the given limit and budget; a plan it finds becomes the best one. */
@@ -382,6 +425,94 @@ static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t coun
         rep->method = "exact search";
         rep->strategy = TP_PLAN_EXACT;
     }
+    return TP_OK;
+}
+
+/* The peak of live bytes (of windows, with gaps) and, for per-tensor constraints, g. */
+static tp_status plan_bound(const tp_tensor_lifetime *tensors, size_t count,
+                            const tp_plan_options *o, size_t align, int is_general,
+                            tp_general *g, size_t *peak)
+{
+    memset(g, 0, sizeof *g);
+    tp_status st;
+    if (is_general && (st = tp_general_init(tensors, count, o, align, g)) != TP_OK)
+        return st;
+    st = is_general ? tp_general_peak(tensors, g, peak) : tp_peak_live_bytes(tensors, count, peak);
+    if (st != TP_OK)
+        tp_general_free(g);
+    return st;
+}
+
+/* The exact search after the portfolio (docs/exact-solver.md): a decision at the capacity,
+ * or probes and then a complete search that minimises the arena. */
+static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
+                           const tp_plan_options *o, size_t align, const size_t *alignments,
+                           double start, double deadline, size_t peak, tp_plan_report *rep,
+                           size_t *best, size_t *offsets, size_t *trial)
+{
+    const int decision = o->capacity > 0;
+    tp_status st = TP_OK;
+    call_progress(o, 1, *best, peak, start, 0);
+    tp_exact_params xp;
+    memset(&xp, 0, sizeof xp);
+    xp.alignment = align;
+    xp.alignments = alignments; /* NULL unless per-tensor */
+    xp.start = start;
+    xp.deadline = deadline;
+    xp.progress = o->progress;
+    xp.user = o->user;
+    tp_exact_result xr;
+    if (decision) {
+        st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, rep, best, offsets,
+                              trial, &xr);
+        if (st != TP_OK)
+            return st;
+        rep->timed_out = xr.timed_out;
+        if (!xr.found && xr.complete) {
+            rep->proven_infeasible = 1;
+            if (o->capacity + 1 > rep->lower_bound)
+                rep->lower_bound = o->capacity + 1;
+        }
+    } else {
+        /* Probes under a node budget first: at the peak (the tightest limit prunes
+         * hardest, and a plan there is optimal), then halving the gap between what is
+         * known to be too tight and the best plan so far; a probe that proves a limit
+         * impossible also raises the lower bound. Then one complete search below the best
+         * plan, to prove it optimal or improve it, until the time limit. */
+        size_t soft_lo = peak;
+        while (soft_lo < *best) {
+            if (deadline > 0 && tp_clock_seconds() >= deadline) {
+                rep->timed_out = 1;
+                break;
+            }
+            const size_t limit = soft_lo == peak ? peak : soft_lo + (*best - 1 - soft_lo) / 2;
+            st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
+                                  best, offsets, trial, &xr);
+            if (st != TP_OK)
+                return st;
+            if (!xr.found) {
+                if (xr.complete && limit + 1 > rep->lower_bound)
+                    rep->lower_bound = limit + 1;
+                soft_lo = limit + 1;
+            }
+            call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
+        }
+        if (*best <= rep->lower_bound) {
+            rep->proven_optimal = 1;
+        } else if (!rep->timed_out) {
+            st = search_and_adopt(tensors, count, &xp, *best - 1, 1, 0, rep, best, offsets,
+                                  trial, &xr);
+            if (st != TP_OK)
+                return st;
+            rep->timed_out = xr.timed_out;
+            if (xr.complete) {
+                rep->proven_optimal = 1;
+                rep->lower_bound = *best;
+            }
+        }
+    }
+    rep->arena_size = *best;
+    call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
     return TP_OK;
 }
 
@@ -414,14 +545,19 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                        o->time_limit_seconds);
     const double deadline = o->time_limit_seconds > 0 ? start + o->time_limit_seconds : 0;
 
+    /* Per-tensor alignments or gaps: the general pass (plan_general.c) instead of the fast
+     * ones, on this thread; the exact search takes the alignments, not gaps. */
+    tp_general general;
+    const int is_general = o->alignments != NULL || o->gap_count > 0;
     size_t peak = 0;
-    st = tp_peak_live_bytes(tensors, count, &peak);
-    if (st != TP_OK)
+    if ((st = plan_bound(tensors, count, o, align, is_general, &general, &peak)) != TP_OK)
         return st;
     rep.lower_bound = peak;
 
-    if (count > SIZE_MAX / sizeof(size_t))
+    if (count > SIZE_MAX / sizeof(size_t)) {
+        tp_general_free(&general);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: scratch size overflows size_t", count);
+    }
     size_t *trial = malloc((count ? count : 1) * sizeof *trial);
     if (trial == NULL) {
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
@@ -432,77 +568,26 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const size_t n_entries = o->strategy == TP_PLAN_GREEDY ? 1 : PORTFOLIO_SIZE;
     size_t best = SIZE_MAX;
     int have = 0;
-    st = run_portfolio(tensors, count, n_entries, align, deadline,
-                       n_entries > 1 ? portfolio_threads(count) : 1, o, start, peak, offsets,
-                       &rep, &best, &have);
+    if (is_general)
+        st = general_portfolio(tensors, count, &general, n_entries, deadline, offsets, trial,
+                               &rep, &best, &have);
+    else
+        st = run_portfolio(tensors, count, n_entries, align, deadline,
+                           n_entries > 1 ? portfolio_threads(count, o->threads) : 1, o, start,
+                           peak, offsets, &rep, &best, &have);
     if (st != TP_OK)
         goto out;
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 
     const int decision = o->capacity > 0;
-    if (o->strategy == TP_PLAN_EXACT && !rep.proven_optimal && !rep.timed_out &&
+    if (o->strategy == TP_PLAN_EXACT && !general.has_gaps && !rep.proven_optimal &&
+        !rep.timed_out &&
         !(decision && best <= o->capacity) && !(decision && peak > o->capacity)) {
-        call_progress(o, 1, best, peak, start, 0);
-        tp_exact_params xp;
-        memset(&xp, 0, sizeof xp);
-        xp.alignment = align;
-        xp.start = start;
-        xp.deadline = deadline;
-        xp.progress = o->progress;
-        xp.user = o->user;
-        tp_exact_result xr;
-        if (decision) {
-            st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, &rep, &best, offsets,
-                                  trial, &xr);
-            if (st != TP_OK)
-                goto out;
-            rep.timed_out = xr.timed_out;
-            if (!xr.found && xr.complete) {
-                rep.proven_infeasible = 1;
-                if (o->capacity + 1 > rep.lower_bound)
-                    rep.lower_bound = o->capacity + 1;
-            }
-        } else {
-            /* Probes under a node budget first: at the peak (the tightest limit prunes
-             * hardest, and a plan there is optimal), then halving the gap between what is
-             * known to be too tight and the best plan so far; a probe that proves a limit
-             * impossible also raises the lower bound. Then one complete search below the best
-             * plan, to prove it optimal or improve it, until the time limit. */
-            size_t soft_lo = peak;
-            while (soft_lo < best) {
-                if (deadline > 0 && tp_clock_seconds() >= deadline) {
-                    rep.timed_out = 1;
-                    break;
-                }
-                const size_t limit = soft_lo == peak ? peak : soft_lo + (best - 1 - soft_lo) / 2;
-                st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, &rep,
-                                      &best, offsets, trial, &xr);
-                if (st != TP_OK)
-                    goto out;
-                if (!xr.found) {
-                    if (xr.complete && limit + 1 > rep.lower_bound)
-                        rep.lower_bound = limit + 1;
-                    soft_lo = limit + 1;
-                }
-                call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
-            }
-            if (best <= rep.lower_bound) {
-                rep.proven_optimal = 1;
-            } else if (!rep.timed_out) {
-                st = search_and_adopt(tensors, count, &xp, best - 1, 1, 0, &rep, &best, offsets,
-                                      trial, &xr);
-                if (st != TP_OK)
-                    goto out;
-                rep.timed_out = xr.timed_out;
-                if (xr.complete) {
-                    rep.proven_optimal = 1;
-                    rep.lower_bound = best;
-                }
-            }
-        }
-        rep.arena_size = best;
-        call_progress(o, 1, best, rep.lower_bound, start, rep.nodes_explored);
+        st = run_exact(tensors, count, o, align, general.align, start, deadline, peak, &rep,
+                       &best, offsets, trial);
+        if (st != TP_OK)
+            goto out;
     }
     if (decision && peak > o->capacity)
         rep.proven_infeasible = 1;
@@ -525,5 +610,6 @@ out:
     if (report != NULL)
         *report = rep;
     free(trial);
+    tp_general_free(&general);
     return st;
 }

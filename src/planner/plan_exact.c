@@ -45,6 +45,7 @@ typedef struct ex_buf {
     size_t size;
     size_t s0, s1; /* sections covered, inclusive */
     size_t id;     /* index in the caller's array */
+    size_t align;  /* its offset a multiple of it (the call's and its own, combined) */
 } ex_buf;
 
 enum { TR_Y = 0, TR_FLOOR = 1, TR_LB = 2 };
@@ -174,11 +175,14 @@ static int place(ex *e, uint32_t c, size_t Y)
         if (e->rem[s] > 0 && exceeds(end, e->rem[s], e->limit))
             ok = 0;
     }
-    const size_t ny = round_up(end, e->align);
+    const size_t ny0 = round_up(end, e->align); /* for tensors of the call's alignment */
     e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
     for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
         const uint32_t o = e->ov[k];
-        if (e->placed[o] || e->y[o] >= ny)
+        if (e->placed[o])
+            continue;
+        const size_t ny = e->b[o].align == e->align ? ny0 : round_up(end, e->b[o].align);
+        if (e->y[o] >= ny)
             continue;
         if (!trail_push(e, TR_Y, o, e->y[o]))
             return 0;
@@ -624,6 +628,9 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         sec[k] = tensors[i].first_use;
         e.b[k].size = tensors[i].size;
         e.b[k].id = i;
+        e.b[k].align = e.align;
+        if (params->alignments != NULL && params->alignments[i] > 1)
+            e.b[k].align = tp_lcm_size(e.align, params->alignments[i]);
         k++;
     }
     qsort(sec, m, sizeof *sec, by_first);

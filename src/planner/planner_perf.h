@@ -6,6 +6,7 @@
 #include "tensorplan/planner.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* How a greedy pass chooses among the free gaps that fit. */
 typedef enum tp_gap_rule {
@@ -144,6 +145,7 @@ tp_status tp_transitive_reduction_stats(size_t node_count, const tp_edge *edges,
  * so the last plan found is optimal when the search completes. */
 typedef struct tp_exact_params {
     size_t alignment;           /* 0 or 1: none                                           */
+    const size_t *alignments;   /* NULL, or per tensor (0, 1: none), combined with it     */
     size_t limit;               /* arena must be <= limit                                 */
     int minimise;
     double deadline;            /* CLOCK_MONOTONIC seconds; 0 = none                      */
@@ -169,5 +171,56 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
 
+
+/* lcm(a, b) of two alignments >= 1, SIZE_MAX when it does not fit. */
+static inline size_t tp_lcm_size(size_t a, size_t b)
+{
+    size_t x = a, y = b;
+    while (y != 0) {
+        const size_t r = x % y;
+        x = y;
+        y = r;
+    }
+    const size_t q = a / x;
+    return q != 0 && b > SIZE_MAX / q ? SIZE_MAX : q * b;
+}
+
+/* ---- Per-tensor alignments and gaps (plan_general.c, docs/planner.md "Alignment and gaps") */
+
+/* One piece of a tensor's lifetime: nodes [t0, t1] inclusive, during which it uses bytes
+ * [lo, hi) from its offset (active) or none (!active). */
+typedef struct tp_seg {
+    size_t t0, t1, lo, hi;
+    int active;
+} tp_seg;
+
+/* The checked per-tensor constraints of one call. */
+typedef struct tp_general {
+    size_t count;
+    size_t *align;      /* per tensor, >= 1: the call's alignment and the tensor's combined */
+    size_t *seg_start;  /* count + 1: tensor i's pieces are segs[seg_start[i] .. [i+1])     */
+    tp_seg *segs;
+    int has_gaps;
+} tp_general;
+
+/* Checks o's alignments and gaps against the tensors and builds g; TP_ERR_INVALID names the
+ * tensor (or gap) at fault, TP_ERR_OVERFLOW when an alignment does not fit. */
+tp_status tp_general_init(const tp_tensor_lifetime *t, size_t count, const tp_plan_options *o,
+                          size_t alignment, tp_general *g);
+void tp_general_free(tp_general *g);
+
+/* The most bytes in use at one node, counting each tensor's window there. */
+tp_status tp_general_peak(const tp_tensor_lifetime *t, const tp_general *g, size_t *peak);
+
+/* A greedy pass over order[0..n_order) under g's constraints: each tensor at the lowest
+ * offset (first fit) or in the smallest free range (best fit, lowest on a tie; the space
+ * above everything only when no bounded range admits it) that is a multiple of its alignment
+ * and clear of every placed tensor it conflicts with. O(n^2) in the worst case. */
+tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, const size_t *order,
+                           size_t n_order, tp_gap_rule rule, size_t *offsets, size_t *arena);
+
+/* Whether tensors i and j (non-zero sizes) may sit at offsets oi and oj under g. */
+int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,
+                          size_t j, size_t oj);
 
 #endif

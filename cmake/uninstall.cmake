@@ -1,0 +1,11 @@
+# Removes every file that `cmake --install` listed in TP_MANIFEST (docs/embedding.md).
+if(NOT EXISTS "${TP_MANIFEST}")
+  message(FATAL_ERROR "no ${TP_MANIFEST}: nothing was installed from this build folder")
+endif()
+file(STRINGS "${TP_MANIFEST}" files)
+foreach(f IN LISTS files)
+  if(IS_SYMLINK "$ENV{DESTDIR}${f}" OR EXISTS "$ENV{DESTDIR}${f}")
+    message(STATUS "Removing $ENV{DESTDIR}${f}")
+    file(REMOVE "$ENV{DESTDIR}${f}")
+  endif()
+endforeach()
