@@ -65,7 +65,7 @@ static tp_model_config config_at(int i)
         c.rope_freq_scale = 0.25f;
         c.rope_ext_factor = 1.0f;
         c.rope_n_ctx_orig = 4096;
-        c.rope_attn_factor = 1.0f;
+        c.rope_attn_factor = 1.1386294f; /* 1 + 0.1 ln(1/0.25), YaRN's magnitude */
         return c;
     case 1: /* llama: tied, one KV head, rope_freqs with linear scaling, no bias */
         c = base_config("llama-tied", TP_ARCH_LLAMA, 32, 4, 1, 8, 64, 2, 45);
