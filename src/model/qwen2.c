@@ -262,12 +262,9 @@ static size_t layer(builder *b, size_t h, const graph_inputs *in, int64_t narrow
     return op2(b, TP_OP_ADD, "ffn_residual", resid, down, ne, rows);
 }
 
-tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
-                               tp_graph **out)
+/* The config, then the params against it: 1 <= n_out <= n_tokens <= n_ctx <= max_ctx. */
+static tp_status check_params(const tp_model_config *config, const tp_graph_params *params)
 {
-    if (!config || !params || !out)
-        return tp_fail(TP_ERR_INVALID, "tp_model_build_graph: NULL argument");
-    *out = NULL;
     tp_status st = check_config(config);
     if (st != TP_OK)
         return st;
@@ -282,6 +279,19 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
     if (params->queued_layers < 0)
         return tp_fail(TP_ERR_INVALID, "model '%s': queued_layers %d < 0", config->name,
                        params->queued_layers);
+    return TP_OK;
+}
+
+tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
+                               tp_graph **out)
+{
+    if (!config || !params || !out)
+        return tp_fail(TP_ERR_INVALID, "tp_model_build_graph: NULL argument");
+    *out = NULL;
+    tp_status st = check_params(config, params);
+    if (st != TP_OK)
+        return st;
+    const size_t nt = params->n_tokens, n_out = params->n_out, n_ctx = params->n_ctx;
 
     const tp_model_config *c = config;
     const int tail = n_out < nt;
@@ -326,7 +336,6 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
         b.st = tp_graph_assign_backends(g, params->queued_layers);
     if (b.st == TP_OK && params->fuse_ffn)
         b.st = tp_graph_fuse_swiglu(g, NULL);
-    /* fuse_qkv only distinguishes cached graphs: no fused QKV op exists yet. */
     if (b.st == TP_OK)
         b.st = tp_graph_validate(g);
     if (b.st != TP_OK) {
