@@ -313,6 +313,249 @@ static int pool_reserve(ex *e, size_t n, size_t *at)
     return 1;
 }
 
+/* Landing offsets of the unplaced buffers of one node, and what they imply. */
+typedef struct ex_node {
+    size_t Y;   /* lowest offset at which some buffer of the list may land next */
+    size_t slo, shi; /* the sections the list covers (slo == SIZE_MAX: empty list) */
+    size_t low; /* the lowest landing offset of all */
+} ex_node;
+
+/* Copies the unplaced buffers of `scope` among pool[from..from+from_n) to a fresh stretch of
+ * the pool (left entries reserved at *at0); *n is how many there are. */
+static int gather_scope(ex *e, uint32_t scope, size_t left, size_t from, size_t from_n,
+                        size_t *at0, size_t *n)
+{
+    if (!pool_reserve(e, left, at0))
+        return 0;
+    size_t k0 = 0;
+    for (size_t k = 0; k < from_n; k++) {
+        const uint32_t i = e->pool[from + k];
+        if (!e->placed[i] && e->scope[i] == scope)
+            e->pool[*at0 + k0++] = i;
+    }
+    *n = k0;
+    return 1;
+}
+
+/* Computes the landing offset of each listed buffer (into e->at) and the lowest landing
+ * offset per section (into e->minv). Returns 0 when some buffer cannot land under the
+ * limit. */
+static int scan_landings(ex *e, const uint32_t *list, size_t n, size_t ylast, ex_node *nd)
+{
+    nd->Y = SIZE_MAX;
+    nd->slo = SIZE_MAX;
+    nd->shi = 0;
+    nd->low = SIZE_MAX;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
+        if (at < ylast)
+            at = ylast;
+        e->at[i] = at;
+        if (exceeds(at, e->b[i].size, e->limit))
+            return 0;
+        size_t *mv = e->minv;
+        e->work += e->b[i].s1 - e->b[i].s0 + 2;
+        for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
+            if (at < mv[sct])
+                mv[sct] = at;
+        if (e->b[i].s0 < nd->slo)
+            nd->slo = e->b[i].s0;
+        if (e->b[i].s1 > nd->shi)
+            nd->shi = e->b[i].s1;
+        if (at < nd->low)
+            nd->low = at;
+        if (e->y[i] >= e->lb[i] && e->y[i] < nd->Y)
+            nd->Y = e->y[i];
+    }
+    return 1;
+}
+
+/* Cross-section inference: the unplaced buffers of a section all land at or above the
+ * lowest landing offset among them, so they need that much room on top of it; and those
+ * that land higher than that need their own room on top of the lowest of them. A buffer
+ * landing at the lowest offset of all is lowest in each of its sections and adds nothing
+ * to the second rule. Returns 0 when a section cannot fit under the limit. */
+static int sections_fit(ex *e, const uint32_t *list, size_t n, const ex_node *nd)
+{
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        const size_t at = e->at[i];
+        if (at == nd->low)
+            continue;
+        for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
+            if (at > e->minv[sct]) {
+                if (at < e->min2[sct])
+                    e->min2[sct] = at;
+                e->sum2[sct] += e->b[i].size;
+            }
+        }
+    }
+    for (size_t sct = nd->slo; sct <= nd->shi; sct++) {
+        if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
+            (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Clears the per-section scratch of scan_landings and sections_fit. */
+static void reset_sections(ex *e, const ex_node *nd)
+{
+    if (nd->slo == SIZE_MAX)
+        return;
+    for (size_t sct = nd->slo; sct <= nd->shi; sct++) {
+        e->minv[sct] = e->min2[sct] = SIZE_MAX;
+        e->sum2[sct] = 0;
+    }
+}
+
+/* Whether the listed buffers can still land under the limit; fills nd. The scratch of the
+ * sections is left clean. */
+static int node_feasible(ex *e, const uint32_t *list, size_t n, size_t ylast, ex_node *nd)
+{
+    int ok = scan_landings(e, list, n, ylast, nd);
+    if (ok && nd->Y != SIZE_MAX)
+        ok = sections_fit(e, list, n, nd);
+    reset_sections(e, nd);
+    return ok;
+}
+
+static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, size_t from_n);
+
+/* Independent parts: a failure in one cannot be repaired by choices in another. Solves the
+ * parts first..first+parts-1 of the list at pool[at0..at0+n) in turn, then gives the list
+ * back its scope. */
+static int solve_parts(ex *e, uint32_t scope, uint32_t first, uint32_t parts, size_t ylast,
+                       size_t at0, size_t n)
+{
+    int r = R_DONE;
+    const uint32_t *list = e->pool + at0;
+    for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
+        size_t count = 0;
+        for (size_t k = 0; k < n; k++)
+            count += e->scope[list[k]] == first + p;
+        r = dfs(e, first + p, count, ylast, at0, n);
+        list = e->pool + at0; /* the pool may have moved */
+    }
+    for (size_t k = 0; k < n; k++)
+        e->scope[list[k]] = scope;
+    e->n_scopes = first;
+    return r;
+}
+
+/* Bottom-left: branch only on the tensors at Y that start in the leftmost section where
+ * anything can land at Y (or, mirrored, end in the rightmost); "none of them" is then a
+ * decision about that region alone, and the other regions at Y are decided in later
+ * iterations. Appends the candidates to e->cand from cbase; returns 0 when out of memory. */
+static int collect_cands(ex *e, const uint32_t *list, size_t n, size_t Y, size_t cbase)
+{
+    size_t left_sec = SIZE_MAX, right_sec = 0;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (e->y[i] != Y || e->y[i] < e->lb[i])
+            continue;
+        if (e->b[i].s0 < left_sec)
+            left_sec = e->b[i].s0;
+        if (e->b[i].s1 > right_sec)
+            right_sec = e->b[i].s1;
+    }
+    e->cn = cbase;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (e->y[i] != Y || e->y[i] < e->lb[i])
+            continue;
+        if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
+            (e->bl == 2 && e->b[i].s1 != right_sec))
+            continue;
+        if (TP_GROW(&e->cand, &e->ccap, e->cn + 1) != TP_OK) {
+            e->nomem = 1;
+            return 0;
+        }
+        e->cand[e->cn++] = i;
+    }
+    return 1;
+}
+
+/* A perturbed run: neighbours in the heuristic order trade places now and then. */
+static void perturb_cands(ex *e, uint32_t *c, size_t nc)
+{
+    for (size_t k = 0; k + 1 < nc; k++) {
+        uint64_t x = e->rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        e->rng = x;
+        if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
+            uint32_t t = c[k];
+            c[k] = c[k + 1];
+            c[k + 1] = t;
+        }
+    }
+}
+
+/* Tries each candidate cand[cbase..cbase+nc) at Y in turn, recursing on the rest. A
+ * candidate tried and refused is banned from Y for its later siblings. */
+static int try_cands(ex *e, uint32_t scope, size_t left, size_t Y, size_t at0, size_t n,
+                     size_t cbase, size_t nc)
+{
+    int r = R_FAIL;
+    for (size_t k = 0; k < nc; k++) {
+        const uint32_t c = e->cand[cbase + k];
+        const size_t mark = e->tn;
+        /* A twin of a candidate that already failed here (same sections, same size) leads
+         * to the same subtree with one more ban: skip it, banned like the others. */
+        int twin = 0;
+        for (size_t j = 0; j < k && !twin; j++) {
+            const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
+            twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
+        }
+        if (!twin && place(e, c, Y))
+            r = dfs(e, scope, left - 1, Y, at0, n);
+        undo_to(e, mark);
+        if (!twin)
+            unplace(e, c);
+        if (r != R_FAIL)
+            return r;
+        /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
+        if (!trail_push(e, TR_LB, c, e->lb[c]))
+            return R_STOP;
+        e->lb[c] = Y + 1;
+    }
+    return R_FAIL;
+}
+
+/* One node of the search at the list pool[at0..at0+n); returns R_FAIL with *next_ylast set
+ * when every candidate at the lowest offset Y failed, so that the caller goes on with "none
+ * of them at Y". */
+static int dfs_node(ex *e, uint32_t scope, size_t left, size_t ylast, size_t at0, size_t n,
+                    size_t *next_ylast)
+{
+    const uint32_t *list = e->pool + at0;
+    const size_t cbase = e->cn;
+    *next_ylast = SIZE_MAX;
+    e->nodes++;
+    if (poll_budget(e))
+        return R_STOP;
+    ex_node nd;
+    if (!node_feasible(e, list, n, ylast, &nd) || nd.Y == SIZE_MAX)
+        return R_FAIL; /* no plan below this node */
+    uint32_t first = 0;
+    uint32_t parts = split(e, list, n, &first);
+    if (parts > 1) /* the parts decide this node */
+        return solve_parts(e, scope, first, parts, ylast, at0, n);
+    if (!collect_cands(e, list, n, nd.Y, cbase))
+        return R_STOP;
+    const size_t nc = e->cn - cbase;
+    sort_cands(e, e->cand + cbase, nc);
+    if (e->rng != 0)
+        perturb_cands(e, e->cand + cbase, nc);
+    int r = try_cands(e, scope, left, nd.Y, at0, n, cbase, nc);
+    e->cn = cbase;
+    *next_ylast = nd.Y; /* none of them at Y: every candidate is now banned from Y */
+    return r;
+}
+
 /* Decision search over the unplaced buffers of `scope` (`left` of them, all found in the pool
  * list from `from`, `from_n` entries long, in order of first section), all future offsets at
  * least ylast. The "none of them at Y" branch is the last of a node, so it is a loop here: the
@@ -328,180 +571,16 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
     const size_t entry_mark = e->tn;
     const size_t cbase = e->cn;
     const size_t pool_mark = e->pool_n;
-    size_t at0;
-    if (!pool_reserve(e, left, &at0))
+    size_t at0, n;
+    if (!gather_scope(e, scope, left, from, from_n, &at0, &n))
         return R_STOP;
-    size_t n = 0;
-    for (size_t k = 0; k < from_n; k++) {
-        const uint32_t i = e->pool[from + k];
-        if (!e->placed[i] && e->scope[i] == scope)
-            e->pool[at0 + n++] = i;
-    }
-    int r = R_FAIL;
+    int r;
     for (;;) {
-        const uint32_t *list = e->pool + at0;
-        e->nodes++;
-        if (poll_budget(e)) {
-            r = R_STOP;
+        size_t next = SIZE_MAX;
+        r = dfs_node(e, scope, left, ylast, at0, n, &next);
+        if (r != R_FAIL || next == SIZE_MAX)
             break;
-        }
-        size_t Y = SIZE_MAX, slo = SIZE_MAX, shi = 0, low = SIZE_MAX;
-        int dead = 0;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
-            if (at < ylast)
-                at = ylast;
-            e->at[i] = at;
-            if (exceeds(at, e->b[i].size, e->limit)) {
-                dead = 1;
-                break;
-            }
-            size_t *mv = e->minv;
-            e->work += e->b[i].s1 - e->b[i].s0 + 2;
-            for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
-                if (at < mv[sct])
-                    mv[sct] = at;
-            if (e->b[i].s0 < slo)
-                slo = e->b[i].s0;
-            if (e->b[i].s1 > shi)
-                shi = e->b[i].s1;
-            if (at < low)
-                low = at;
-            if (e->y[i] >= e->lb[i] && e->y[i] < Y)
-                Y = e->y[i];
-        }
-        /* Cross-section inference: the unplaced buffers of a section all land at or above the
-         * lowest landing offset among them, so they need that much room on top of it; and those
-         * that land higher than that need their own room on top of the lowest of them. A buffer
-         * landing at the lowest offset of all is lowest in each of its sections and adds nothing
-         * to the second rule. */
-        if (!dead && Y != SIZE_MAX) {
-            for (size_t k = 0; k < n; k++) {
-                const uint32_t i = list[k];
-                const size_t at = e->at[i];
-                if (at == low)
-                    continue;
-                for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
-                    if (at > e->minv[sct]) {
-                        if (at < e->min2[sct])
-                            e->min2[sct] = at;
-                        e->sum2[sct] += e->b[i].size;
-                    }
-                }
-            }
-            for (size_t sct = slo; sct <= shi; sct++) {
-                if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
-                    (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit))) {
-                    dead = 1;
-                    break;
-                }
-            }
-        }
-        if (slo != SIZE_MAX) {
-            for (size_t sct = slo; sct <= shi; sct++) {
-                e->minv[sct] = e->min2[sct] = SIZE_MAX;
-                e->sum2[sct] = 0;
-            }
-        }
-        if (dead || Y == SIZE_MAX)
-            break;
-
-        uint32_t first = 0;
-        uint32_t parts = split(e, list, n, &first);
-        if (parts > 1) {
-            /* Independent parts: a failure in one cannot be repaired by choices in another. */
-            r = R_DONE;
-            for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
-                size_t count = 0;
-                for (size_t k = 0; k < n; k++)
-                    count += e->scope[list[k]] == first + p;
-                r = dfs(e, first + p, count, ylast, at0, n);
-                list = e->pool + at0; /* the pool may have moved */
-            }
-            for (size_t k = 0; k < n; k++)
-                e->scope[list[k]] = scope;
-            e->n_scopes = first;
-            break;
-        }
-
-        /* Bottom-left: branch only on the tensors at Y that start in the leftmost section
-         * where anything can land at Y (or, mirrored, end in the rightmost); "none of them" is
-         * then a decision about that region alone, and the other regions at Y are decided in
-         * later iterations. */
-        size_t left_sec = SIZE_MAX, right_sec = 0;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            if (e->y[i] != Y || e->y[i] < e->lb[i])
-                continue;
-            if (e->b[i].s0 < left_sec)
-                left_sec = e->b[i].s0;
-            if (e->b[i].s1 > right_sec)
-                right_sec = e->b[i].s1;
-        }
-        e->cn = cbase;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            if (e->y[i] != Y || e->y[i] < e->lb[i])
-                continue;
-            if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
-                (e->bl == 2 && e->b[i].s1 != right_sec))
-                continue;
-            if (TP_GROW(&e->cand, &e->ccap, e->cn + 1) != TP_OK) {
-                e->nomem = 1;
-                break;
-            }
-            e->cand[e->cn++] = i;
-        }
-        if (e->nomem) {
-            r = R_STOP;
-            break;
-        }
-        const size_t nc = e->cn - cbase;
-        sort_cands(e, e->cand + cbase, nc);
-        if (e->rng != 0) {
-            /* a perturbed run: neighbours in the heuristic order trade places now and then */
-            for (size_t k = 0; k + 1 < nc; k++) {
-                uint64_t x = e->rng;
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                e->rng = x;
-                if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
-                    uint32_t t = e->cand[cbase + k];
-                    e->cand[cbase + k] = e->cand[cbase + k + 1];
-                    e->cand[cbase + k + 1] = t;
-                }
-            }
-        }
-
-        for (size_t k = 0; k < nc; k++) {
-            const uint32_t c = e->cand[cbase + k];
-            const size_t mark = e->tn;
-            /* A twin of a candidate that already failed here (same sections, same size) leads
-             * to the same subtree with one more ban: skip it, banned like the others. */
-            int twin = 0;
-            for (size_t j = 0; j < k && !twin; j++) {
-                const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
-                twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
-            }
-            if (!twin && place(e, c, Y))
-                r = dfs(e, scope, left - 1, Y, at0, n);
-            undo_to(e, mark);
-            if (!twin)
-                unplace(e, c);
-            if (r != R_FAIL)
-                break;
-            /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
-            if (!trail_push(e, TR_LB, c, e->lb[c])) {
-                r = R_STOP;
-                break;
-            }
-            e->lb[c] = Y + 1;
-        }
-        if (r != R_FAIL)
-            break;
-        ylast = Y; /* none of them at Y: every candidate is now banned from Y */
+        ylast = next;
     }
     undo_to(e, entry_mark);
     e->cn = cbase;
