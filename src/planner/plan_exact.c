@@ -645,26 +645,252 @@ static void ex_free(ex *e)
     free(e->sol);
 }
 
+/* What a setup step ran into. */
+enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE };
+
+static void ex_init(ex *e, const tp_exact_params *params)
+{
+    memset(e, 0, sizeof *e);
+    e->align = params->alignment > 1 ? params->alignment : 1;
+    e->limit = params->limit;
+    e->minimise = params->minimise;
+    e->deadline = params->deadline;
+    e->node_limit = params->node_limit;
+    e->start = params->start;
+    e->last_progress = tp_clock_seconds();
+    e->lower_bound = params->lower_bound;
+    e->progress = params->progress;
+    e->user = params->user;
+    e->known_best = params->known_best;
+    e->nodes_before = params->nodes_before;
+}
+
+/* The buffers of non-zero size (m of them) and their sections: sec receives the distinct
+ * first uses, in increasing order. */
+static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t m,
+                            size_t *sec)
+{
+    e->m = m;
+    e->b = malloc(m * sizeof *e->b);
+    e->y = calloc(m, sizeof *e->y);
+    e->lb = calloc(m, sizeof *e->lb);
+    e->pos = calloc(m, sizeof *e->pos);
+    e->best_pos = calloc(m, sizeof *e->best_pos);
+    e->placed = calloc(m, 1);
+    e->ov_start = calloc(m + 1, sizeof *e->ov_start);
+    e->scope = calloc(m, sizeof *e->scope);
+    e->by_s0 = malloc(m * sizeof *e->by_s0);
+    e->sol = calloc(m, sizeof *e->sol);
+    if (e->scope == NULL || e->by_s0 == NULL || e->sol == NULL)
+        return SETUP_NOMEM;
+    if (sec == NULL || e->b == NULL || e->y == NULL || e->lb == NULL || e->pos == NULL ||
+        e->best_pos == NULL || e->placed == NULL || e->ov_start == NULL)
+        return SETUP_NOMEM;
+    for (size_t i = 0, k = 0; i < count; i++) {
+        if (tensors[i].size == 0)
+            continue;
+        sec[k] = tensors[i].first_use;
+        e->b[k].size = tensors[i].size;
+        e->b[k].id = i;
+        k++;
+    }
+    qsort(sec, m, sizeof *sec, by_first);
+    size_t n_sec = 0;
+    for (size_t k = 0; k < m; k++)
+        if (n_sec == 0 || sec[n_sec - 1] != sec[k])
+            sec[n_sec++] = sec[k];
+    e->n_sec = n_sec;
+    for (size_t k = 0; k < m; k++) {
+        const tp_tensor_lifetime *t = &tensors[e->b[k].id];
+        e->b[k].s0 = section_index(sec, n_sec, t->first_use);
+        e->b[k].s1 = section_index(sec, n_sec, t->last_use);
+    }
+    return SETUP_OK;
+}
+
+/* The per-section arrays, and the buffers by first section, then index: a counting sort
+ * (minv holds the counts for now), which needs no comparison context; a qsort comparator
+ * reading a file-scope pointer raced between threads. */
+static int ex_build_sections(ex *e)
+{
+    const size_t n_sec = e->n_sec, m = e->m;
+    e->floor = calloc(n_sec, sizeof *e->floor);
+    e->rem = calloc(n_sec, sizeof *e->rem);
+    e->minv = malloc(n_sec * sizeof *e->minv);
+    e->min2 = malloc(n_sec * sizeof *e->min2);
+    e->sum2 = calloc(n_sec, sizeof *e->sum2);
+    e->at = calloc(m, sizeof *e->at);
+    if (e->floor == NULL || e->rem == NULL || e->minv == NULL || e->min2 == NULL ||
+        e->sum2 == NULL || e->at == NULL)
+        return SETUP_NOMEM;
+    for (size_t k = 0; k < n_sec; k++)
+        e->minv[k] = 0;
+    for (size_t k = 0; k < m; k++)
+        e->minv[e->b[k].s0]++;
+    for (size_t k = 0, sum = 0; k < n_sec; k++) {
+        const size_t c = e->minv[k];
+        e->minv[k] = sum;
+        sum += c;
+    }
+    for (size_t k = 0; k < m; k++)
+        e->by_s0[e->minv[e->b[k].s0]++] = (uint32_t)k;
+    for (size_t k = 0; k < n_sec; k++)
+        e->minv[k] = e->min2[k] = SIZE_MAX;
+    e->n_scopes = 1;
+    return SETUP_OK;
+}
+
+/* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a second
+ * at the 4,096-buffer maximum), so the time limit is checked here too. */
+static int ex_build_overlaps(ex *e)
+{
+    const size_t m = e->m;
+    size_t total = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e->b[i].s0 <= e->b[j].s1 && e->b[j].s0 <= e->b[i].s1)
+                e->ov_start[i + 1]++;
+    }
+    for (size_t i = 0; i < m; i++) {
+        total += e->ov_start[i + 1];
+        e->ov_start[i + 1] = total;
+    }
+    if (total > EX_MAX_OVERLAPS)
+        return SETUP_TOO_LARGE;
+    e->ov = malloc((total ? total : 1) * sizeof *e->ov);
+    if (e->ov == NULL)
+        return SETUP_NOMEM;
+    for (size_t i = 0, k = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e->b[i].s0 <= e->b[j].s1 && e->b[j].s0 <= e->b[i].s1)
+                e->ov[k++] = (uint32_t)j;
+    }
+    return SETUP_OK;
+}
+
+/* Fills the bytes to place per section; *feasible = 0 when a buffer or a section alone
+ * exceeds the limit. */
+static int ex_fill_sections(ex *e, int *feasible)
+{
+    *feasible = 1;
+    for (size_t k = 0; k < e->m; k++) {
+        if (setup_past_deadline(e, k))
+            return SETUP_TIMED_OUT;
+        if (e->b[k].size > e->limit)
+            *feasible = 0;
+        for (size_t s = e->b[k].s0; s <= e->b[k].s1; s++) {
+            if (e->b[k].size > SIZE_MAX - e->rem[s])
+                *feasible = 0;
+            else
+                e->rem[s] += e->b[k].size;
+        }
+    }
+    for (size_t s = 0; s < e->n_sec && *feasible; s++)
+        if (e->rem[s] > e->limit)
+            *feasible = 0;
+    return SETUP_OK;
+}
+
+/* Restarts. The search has heavy tails: a heuristic is either lucky on an instance or lost.
+ * So runs are cut off by node budgets following the Luby sequence; the first EX_ORDERS runs
+ * try each branching rule and candidate order once, later runs also perturb the candidate
+ * order from a seed derived from the run number. Node budgets keep it deterministic, and the
+ * budgets grow without bound, so a run eventually completes and proves infeasibility when
+ * there is no plan. */
+static void ex_start_run(ex *e, unsigned long long run)
+{
+    e->order = (int)(run % 3);
+    e->bl = (int)((run / 3) % 3);
+    e->rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
+    unsigned long long budget = luby(run + 1);
+    e->run_end = budget >= (1ULL << 40) ? 0 : e->nodes + EX_FIRST_RUN * budget;
+    e->run_out = 0;
+}
+
+/* A plan was found: keeps it and, when minimising, lowers the limit below its arena.
+ * Returns whether the search is complete (not minimising, or nothing can be lower). */
+static int ex_keep_plan(ex *e)
+{
+    size_t arena = 0;
+    for (size_t k = 0; k < e->m; k++)
+        if (e->sol[k] + e->b[k].size > arena)
+            arena = e->sol[k] + e->b[k].size;
+    memcpy(e->best_pos, e->sol, e->m * sizeof *e->sol);
+    e->found = 1;
+    e->best_arena = arena;
+    if (!e->minimise || arena == 0 || arena - 1 < e->lower_bound)
+        return 1;
+    e->limit = arena - 1;
+    for (size_t sct = 0; sct < e->n_sec; sct++)
+        if (e->rem[sct] > e->limit)
+            return 1;
+    for (size_t k = 0; k < e->m; k++)
+        if (e->b[k].size > e->limit)
+            return 1;
+    return 0;
+}
+
+/* Minimising is a sequence of decisions, each limit one below the last plan found: a
+ * decision can split into independent parts, an optimisation over a shared bound not.
+ * *complete receives whether the search space was exhausted. */
+static int ex_decide(ex *e, int *complete)
+{
+    unsigned long long run = 0;
+    *complete = 0;
+    for (;;) {
+        ex_start_run(e, run);
+        run++;
+        size_t base = 0;
+        e->pool_n = 0;
+        if (!pool_reserve(e, e->m, &base))
+            return SETUP_NOMEM;
+        memcpy(e->pool + base, e->by_s0, e->m * sizeof *e->by_s0);
+        int r = dfs(e, 0, e->m, 0, base, e->m);
+        if (e->nomem)
+            return SETUP_NOMEM;
+        if (r == R_STOP && e->run_out && !e->stopped)
+            continue;
+        if (r == R_STOP)
+            return SETUP_OK;
+        if (r == R_FAIL || ex_keep_plan(e)) {
+            *complete = 1;
+            return SETUP_OK;
+        }
+    }
+}
+
+/* The setup and the search; *complete as for ex_decide. */
+static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t m,
+                  int *complete)
+{
+    size_t *sec = malloc(m * sizeof *sec);
+    int st = ex_build_buffers(e, tensors, count, m, sec);
+    free(sec);
+    if (st == SETUP_OK)
+        st = ex_build_sections(e);
+    if (st == SETUP_OK)
+        st = ex_build_overlaps(e);
+    int feasible = 0;
+    if (st == SETUP_OK)
+        st = ex_fill_sections(e, &feasible);
+    if (st != SETUP_OK)
+        return st;
+    if (!feasible) {
+        *complete = 1;
+        return SETUP_OK;
+    }
+    return ex_decide(e, complete);
+}
+
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result)
 {
     memset(result, 0, sizeof *result);
-    ex e;
-    memset(&e, 0, sizeof e);
-    e.align = params->alignment > 1 ? params->alignment : 1;
-    e.limit = params->limit;
-    e.minimise = params->minimise;
-    e.deadline = params->deadline;
-    e.node_limit = params->node_limit;
-    e.start = params->start;
-    e.last_progress = tp_clock_seconds();
-    e.lower_bound = params->lower_bound;
-    e.progress = params->progress;
-    e.user = params->user;
-    e.known_best = params->known_best;
-    e.nodes_before = params->nodes_before;
-
     size_t m = 0;
     for (size_t i = 0; i < count; i++)
         m += tensors[i].size > 0;
@@ -679,176 +905,18 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         /* too deep for this search: report that nothing was explored */
         return TP_OK;
     }
-    tp_status st = TP_OK;
-    size_t *sec = malloc(m * sizeof *sec);
-    e.m = m;
-    e.b = malloc(m * sizeof *e.b);
-    e.y = calloc(m, sizeof *e.y);
-    e.lb = calloc(m, sizeof *e.lb);
-    e.pos = calloc(m, sizeof *e.pos);
-    e.best_pos = calloc(m, sizeof *e.best_pos);
-    e.placed = calloc(m, 1);
-    e.ov_start = calloc(m + 1, sizeof *e.ov_start);
-    e.scope = calloc(m, sizeof *e.scope);
-    e.by_s0 = malloc(m * sizeof *e.by_s0);
-    e.sol = calloc(m, sizeof *e.sol);
-    if (e.scope == NULL || e.by_s0 == NULL || e.sol == NULL)
-        goto nomem;
-    if (sec == NULL || e.b == NULL || e.y == NULL || e.lb == NULL || e.pos == NULL ||
-        e.best_pos == NULL || e.placed == NULL || e.ov_start == NULL)
-        goto nomem;
-    for (size_t i = 0, k = 0; i < count; i++) {
-        if (tensors[i].size == 0)
-            continue;
-        sec[k] = tensors[i].first_use;
-        e.b[k].size = tensors[i].size;
-        e.b[k].id = i;
-        k++;
-    }
-    qsort(sec, m, sizeof *sec, by_first);
-    size_t n_sec = 0;
-    for (size_t k = 0; k < m; k++)
-        if (n_sec == 0 || sec[n_sec - 1] != sec[k])
-            sec[n_sec++] = sec[k];
-    e.n_sec = n_sec;
-    for (size_t k = 0; k < m; k++) {
-        const tp_tensor_lifetime *t = &tensors[e.b[k].id];
-        e.b[k].s0 = section_index(sec, n_sec, t->first_use);
-        e.b[k].s1 = section_index(sec, n_sec, t->last_use);
-    }
-    e.floor = calloc(n_sec, sizeof *e.floor);
-    e.rem = calloc(n_sec, sizeof *e.rem);
-    e.minv = malloc(n_sec * sizeof *e.minv);
-    e.min2 = malloc(n_sec * sizeof *e.min2);
-    e.sum2 = calloc(n_sec, sizeof *e.sum2);
-    e.at = calloc(m, sizeof *e.at);
-
-    if (e.floor == NULL || e.rem == NULL || e.minv == NULL || e.min2 == NULL ||
-        e.sum2 == NULL || e.at == NULL)
-        goto nomem;
-    /* Buffers by first section, then index: a counting sort (minv holds the counts for now),
-     * which needs no comparison context; a qsort comparator reading a file-scope pointer
-     * raced between threads. */
-    for (size_t k = 0; k < n_sec; k++)
-        e.minv[k] = 0;
-    for (size_t k = 0; k < m; k++)
-        e.minv[e.b[k].s0]++;
-    for (size_t k = 0, sum = 0; k < n_sec; k++) {
-        const size_t c = e.minv[k];
-        e.minv[k] = sum;
-        sum += c;
-    }
-    for (size_t k = 0; k < m; k++)
-        e.by_s0[e.minv[e.b[k].s0]++] = (uint32_t)k;
-    for (size_t k = 0; k < n_sec; k++)
-        e.minv[k] = e.min2[k] = SIZE_MAX;
-    e.n_scopes = 1;
-
-    /* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a
-     * second at the 4,096-buffer maximum), so the time limit is checked here too. */
-    size_t total = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (setup_past_deadline(&e, i))
-            goto timed_out;
-        for (size_t j = 0; j < m; j++)
-            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
-                e.ov_start[i + 1]++;
-    }
-    for (size_t i = 0; i < m; i++) {
-        total += e.ov_start[i + 1];
-        e.ov_start[i + 1] = total;
-    }
-    if (total > EX_MAX_OVERLAPS) {
-        free(sec);
+    ex e;
+    ex_init(&e, params);
+    int complete = 0;
+    const int st = ex_run(&e, tensors, count, m, &complete);
+    if (st != SETUP_OK) {
         ex_free(&e);
+        if (st == SETUP_NOMEM)
+            return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+        /* timed out during the setup, or too many overlaps: nothing explored, nothing found */
+        result->timed_out = st == SETUP_TIMED_OUT;
         return TP_OK;
     }
-    e.ov = malloc((total ? total : 1) * sizeof *e.ov);
-    if (e.ov == NULL)
-        goto nomem;
-    for (size_t i = 0, k = 0; i < m; i++) {
-        if (setup_past_deadline(&e, i))
-            goto timed_out;
-        for (size_t j = 0; j < m; j++)
-            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
-                e.ov[k++] = (uint32_t)j;
-    }
-
-    int feasible = 1;
-    for (size_t k = 0; k < m; k++) {
-        if (setup_past_deadline(&e, k))
-            goto timed_out;
-        if (e.b[k].size > e.limit)
-            feasible = 0;
-        for (size_t s = e.b[k].s0; s <= e.b[k].s1; s++) {
-            if (e.b[k].size > SIZE_MAX - e.rem[s])
-                feasible = 0;
-            else
-                e.rem[s] += e.b[k].size;
-        }
-    }
-    for (size_t s = 0; s < n_sec && feasible; s++)
-        if (e.rem[s] > e.limit)
-            feasible = 0;
-
-    /* Minimising is a sequence of decisions, each limit one below the last plan found: a
-     * decision can split into independent parts, an optimisation over a shared bound not. */
-    int complete = 0;
-    unsigned long long run = 0;
-    while (feasible) {
-        /* Restarts. The search has heavy tails: a heuristic is either lucky on an instance or
-         * lost. So runs are cut off by node budgets following the Luby sequence; the first
-         * EX_ORDERS runs try each branching rule and candidate order once, later runs also
-         * perturb the candidate order from a seed derived from the run number. Node budgets keep
-         * it deterministic, and the budgets grow without bound, so a run eventually completes
-         * and proves infeasibility when there is no plan. */
-        e.order = (int)(run % 3);
-        e.bl = (int)((run / 3) % 3);
-        e.rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
-        unsigned long long budget = luby(run + 1);
-        e.run_end = budget >= (1ULL << 40) ? 0 : e.nodes + EX_FIRST_RUN * budget;
-        e.run_out = 0;
-        run++;
-        size_t base = 0;
-        e.pool_n = 0;
-        if (!pool_reserve(&e, m, &base))
-            goto nomem;
-        memcpy(e.pool + base, e.by_s0, m * sizeof *e.by_s0);
-        int r = dfs(&e, 0, m, 0, base, m);
-        if (e.nomem)
-            goto nomem;
-        if (r == R_STOP && e.run_out && !e.stopped)
-            continue;
-        if (r == R_STOP)
-            break;
-        if (r == R_FAIL) {
-            complete = 1;
-            break;
-        }
-        size_t arena = 0;
-        for (size_t k = 0; k < m; k++)
-            if (e.sol[k] + e.b[k].size > arena)
-                arena = e.sol[k] + e.b[k].size;
-        memcpy(e.best_pos, e.sol, m * sizeof *e.sol);
-        e.found = 1;
-        e.best_arena = arena;
-        if (!e.minimise || arena == 0 || arena - 1 < e.lower_bound) {
-            complete = 1;
-            break;
-        }
-        e.limit = arena - 1;
-        for (size_t sct = 0; sct < n_sec && feasible; sct++)
-            if (e.rem[sct] > e.limit)
-                feasible = 0;
-        for (size_t k = 0; k < m && feasible; k++)
-            if (e.b[k].size > e.limit)
-                feasible = 0;
-        if (!feasible)
-            complete = 1;
-    }
-    if (!feasible)
-        complete = 1;
-
     result->found = e.found;
     result->arena = e.best_arena;
     result->timed_out = e.timed_out;
@@ -862,18 +930,6 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     }
     if (e.progress != NULL)
         report_progress(&e, tp_clock_seconds());
-    free(sec);
-    ex_free(&e);
-    return st;
-
-timed_out: /* during the setup: nothing explored, nothing found */
-    result->timed_out = 1;
-    free(sec);
     ex_free(&e);
     return TP_OK;
-
-nomem:
-    free(sec);
-    ex_free(&e);
-    return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
 }
