@@ -18,6 +18,7 @@
 
 #include "alloc/alloc_debug.h"
 #include "support/ref_forward.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/kernels.h"
 
@@ -335,6 +336,12 @@ static void test_kv_survives_rebuild_and_reuse_allocates_nothing(void **state)
         assert_non_null(logits);
         assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
         tp_allocator *a = tp_session_allocator(s);
+        /* the session's graph cache plans with its allocator; one graph built so far */
+        tp_graph_cache *cache = tp_session_cache(s);
+        assert_non_null(cache);
+        assert_ptr_equal(tp_graph_cache_allocator(cache), a);
+        assert_ptr_equal(tp_graph_cache_current(cache), tp_session_graph(s));
+        assert_int_equal(tp_graph_cache_size(cache), 1);
         size_t n_regions = tp_alloc_persistent_count(a);
         assert_int_equal(n_regions, 2 * (size_t)f->c.n_layer);
         tp_bufref k0[8], v0[8];
