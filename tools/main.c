@@ -17,12 +17,14 @@ static const tp_command commands[] = {
      tp_help_graph},
     {"alloc", "plan where every node of a graph file lives (pools or arena, KV regions)",
      tp_cmd_alloc, tp_help_alloc},
-    {"model", "memory report of a built-in model: weights, KV, activations per strategy",
+    {"model", "memory report of a GGUF file or built-in model: weights, KV, activations",
      tp_cmd_model, tp_help_model},
     {"run", "run a built-in model (random weights) through the planned graph", tp_cmd_run,
      tp_help_run},
     {"inspect", "check a GGUF file and show its metadata, tensor table and bytes per type",
      tp_cmd_inspect, tp_help_inspect},
+    {"write-model", "write a GGUF test model of a built-in config (random weights)",
+     tp_cmd_write_model, tp_help_write_model},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 
@@ -51,7 +53,7 @@ static void usage(FILE *out)
             "       tensorplan --version\n\ncommands:\n",
             TP_VERSION);
     for (size_t i = 0; i < command_count; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nexit codes: 0 done, 1 runtime error, 2 bad command line, 3 input refused,\n"
             "            4 does not fit (or the solution is invalid)\n");

@@ -22,7 +22,8 @@ typedef enum tp_op {
     TP_OP_GET_ROWS,  /* 1 src (i32 ids): rows of weight p.weight; 2 srcs (x, ids): gather */
     TP_OP_RMS_NORM,  /* 1 src; weight p.weight, epsilon p.eps                           */
     TP_OP_MUL_MAT,   /* 1 src; y = W x (+ b), W = p.weight stored [out][in], b = p.bias  */
-    TP_OP_ROPE,      /* 2 srcs (x, positions); NEOX; p.n_head heads of p.head_dim, base  */
+    TP_OP_ROPE,      /* 2 srcs (x, positions); p.n_head heads of p.head_dim, p.rope_*;
+                        p.weight names the frequency divisors (rope_freqs) or is ""    */
     TP_OP_KV_STORE,  /* 3 srcs (k, v, positions); writes layer p.layer's K and V regions */
     TP_OP_KV_LOAD,   /* no srcs: a view of layer p.layer's K region                      */
     TP_OP_ATTN,      /* 3 srcs (q, kv_load, positions); grouped-query, causal             */
@@ -44,10 +45,19 @@ typedef enum tp_dtype { TP_DTYPE_F32 = 0, TP_DTYPE_F16, TP_DTYPE_I32, TP_DTYPE_Q
 #define TP_MAX_SRC 4
 #define TP_NAME_MAX 64
 
+/* Which elements of a head RoPE rotates together (docs/gguf.md): NEOX (qwen2) pairs i and
+ * i + head_dim/2, NORM (llama) pairs 2i and 2i+1. */
+typedef enum tp_rope_mode { TP_ROPE_NEOX = 0, TP_ROPE_NORM = 1 } tp_rope_mode;
+
 typedef struct tp_node_params {
     int layer;                  /* decoder layer the node belongs to, -1 for none          */
     float eps;                  /* rms_norm                                                */
     float rope_base;            /* rope                                                    */
+    int rope_mode;              /* rope: tp_rope_mode                                      */
+    float rope_freq_scale;      /* rope: theta multiplier, 1 = none (tp_node_init)         */
+    float rope_ext_factor;      /* rope: YaRN ramp mix, 0 = off                            */
+    float rope_attn_factor;     /* rope: cos/sin magnitude, 1 = none (tp_node_init)        */
+    int rope_n_ctx_orig;        /* rope: YaRN original context length                      */
     int n_head, n_head_kv;      /* rope (n_head = heads of this tensor), attn              */
     int head_dim;               /* rope, attn, kv ops                                      */
     char weight[TP_NAME_MAX];   /* mul_mat / rms_norm / get_rows weight name, "" if none   */

@@ -12,6 +12,10 @@
 extern "C" {
 #endif
 
+/* The decoder families (docs/gguf.md): qwen2 (NEOX rope, q/k/v biases) and llama (NORM
+ * rope, optional rope_freqs and biases). */
+typedef enum tp_arch { TP_ARCH_QWEN2 = 0, TP_ARCH_LLAMA = 1 } tp_arch;
+
 typedef struct tp_model_config {
     char name[TP_NAME_MAX];
     int n_embd;        /* ne */
@@ -26,6 +30,16 @@ typedef struct tp_model_config {
     float rope_base;
     int qkv_bias;      /* q/k/v projections carry a bias */
     int tied_embeddings; /* lm_head reads token_embd.weight */
+    tp_arch arch;
+    int rope_mode;       /* tp_rope_mode (graph.h): NEOX for qwen2, NORM for llama         */
+    float rope_freq_scale;  /* 1 / rope.scaling.factor; 1 = no scaling                   */
+    float rope_ext_factor;  /* 1 with YaRN scaling, else 0                               */
+    float rope_attn_factor; /* cos/sin magnitude (YaRN and attn_factor), 1 = none         */
+    int rope_n_ctx_orig;    /* rope.scaling.original_context_length                      */
+    int rope_freqs;      /* rope_freqs.weight [head_dim/2] divides every theta            */
+    int attn_out_bias;   /* blk.L.attn_output.bias                                         */
+    int ffn_bias;        /* blk.L.ffn_{gate,up,down}.bias                                  */
+    int output_bias;     /* output.bias                                                    */
 } tp_model_config;
 
 /* Built-in configs: "qwen2.5-0.5b" (the real shapes) and "tiny" (3 layers, small widths). */
@@ -43,7 +57,8 @@ const char *tp_model_builtin_names(void);
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
                                tp_graph **out);
 
-/* Creates every tensor a Qwen2 config needs, filled deterministically from seed: matrices
+/* Creates every tensor a config needs (the optional biases, output.weight and rope_freqs.weight
+ * when its flags ask for them), as owned f32, filled deterministically from seed: matrices
  * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
  * A tensor's values depend only on (seed, its name), not on creation order. */
 tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,

@@ -1,6 +1,9 @@
-/* tensorplan: a registry of named f32 weight tensors.
+/* tensorplan: a registry of named weight tensors.
  *
- * Shapes follow the kernels: a matrix used by mul_mat is [rows = out][cols = in] row-major,
+ * A tensor is either owned f32 storage (tp_weights_add) or a view of rows stored in their own
+ * type in memory the caller keeps alive, such as a mapped GGUF file (tp_weights_add_view):
+ * backends read both through `type`, `bytes` and `row_bytes`, and only owned tensors have
+ * `data`. Shapes follow the kernels: a matrix used by mul_mat is [rows = out][cols = in] row-major,
  * the embedding is [vocab][n_embd], a norm weight or a bias is one row. Names are GGUF's
  * (see model.h). The registry sits in the backend layer, which reads it; filling one from a
  * model config (tp_weights_init_random) belongs to the model layer (model.h). */
@@ -20,7 +23,10 @@ extern "C" {
 typedef struct tp_weight {
     char name[TP_NAME_MAX];
     size_t rows, cols; /* a vector is 1 x n */
-    float *data;       /* rows * cols floats, owned by the registry */
+    float *data;       /* rows * cols floats owned by the registry; NULL for a view */
+    uint32_t type;     /* element type, a ggml type id (quant.h); TP_TYPE_F32 when owned */
+    const void *bytes; /* rows of `type`, row_bytes apart: == data when owned */
+    size_t row_bytes;  /* bytes of one row of cols elements of `type` */
 } tp_weight;
 
 typedef struct tp_weights tp_weights;
@@ -32,10 +38,16 @@ void tp_weights_destroy(tp_weights *weights);
  * present is refused. */
 tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, size_t cols,
                          float **data);
+/* Adds a view: rows x cols elements of type TYPE (a type tp_type_can_dequantize accepts, cols
+ * a multiple of its block) at BYTES, which the registry never frees and which must outlive
+ * it. A name already present is refused. */
+tp_status tp_weights_add_view(tp_weights *weights, const char *name, uint32_t type, size_t rows,
+                              size_t cols, const void *bytes);
 /* NULL when absent. */
 const tp_weight *tp_weights_find(const tp_weights *weights, const char *name);
 size_t tp_weights_count(const tp_weights *weights);
 const tp_weight *tp_weights_at(const tp_weights *weights, size_t i);
+/* Bytes of every tensor in its own type (rows * row_bytes summed). */
 size_t tp_weights_bytes(const tp_weights *weights);
 
 /* Bumped by every add: a graph cache keyed on it rebuilds after the weights change. */

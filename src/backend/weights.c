@@ -1,4 +1,5 @@
-/* The weight registry: named f32 tensors that backends read by name. */
+/* The weight registry: named tensors (owned f32, or views in their own type) that backends
+ * read by name. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #endif
@@ -14,6 +15,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "tensorplan/quant.h"
 
 struct tp_weights {
     tp_weight *items;
@@ -97,8 +99,9 @@ static float *tensor_alloc(size_t n)
     return p;
 }
 
-tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, size_t cols,
-                         float **data)
+/* Checks a new entry's name and shape and makes room for it; *slot receives the entry. */
+static tp_status reserve(tp_weights *weights, const char *name, size_t rows, size_t cols,
+                         tp_weight **slot)
 {
     if (!weights || !name)
         return tp_fail(TP_ERR_INVALID, "weights: NULL argument");
@@ -110,33 +113,66 @@ tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, siz
         return tp_fail(TP_ERR_OVERFLOW, "weights: '%s' is too large", name);
     if (tp_weights_find(weights, name))
         return tp_fail(TP_ERR_INVALID, "weights: '%s' already exists", name);
-    tp_status gst = TP_GROW(&weights->items, &weights->cap, weights->n + 1);
-    if (gst != TP_OK)
-        return gst;
+    TP_TRY(TP_GROW(&weights->items, &weights->cap, weights->n + 1));
     /* keep the table at most half full */
-    if ((weights->n + 1) * 2 > weights->n_slots) {
-        tp_status st = rehash(weights, weights->n_slots ? weights->n_slots * 2 : 64);
-        if (st != TP_OK)
-            return st;
-    }
-    float *buf = tensor_alloc(rows * cols);
-    if (!buf)
-        return tp_fail(TP_ERR_NOMEM, "weights: out of memory for '%s' (%zu x %zu)", name, rows,
-                       cols);
-    tp_weight *w = &weights->items[weights->n];
-    memset(w, 0, sizeof *w);
-    memcpy(w->name, name, strlen(name) + 1);
-    w->rows = rows;
-    w->cols = cols;
-    w->data = buf;
-    size_t s = (size_t)(tp_hash_name(name) & (weights->n_slots - 1));
+    if ((weights->n + 1) * 2 > weights->n_slots)
+        TP_TRY(rehash(weights, weights->n_slots ? weights->n_slots * 2 : 64));
+    *slot = &weights->items[weights->n];
+    memset(*slot, 0, sizeof **slot);
+    memcpy((*slot)->name, name, strlen(name) + 1);
+    (*slot)->rows = rows;
+    (*slot)->cols = cols;
+    return TP_OK;
+}
+
+/* Enters the reserved entry weights->items[n] in the hash table. */
+static void commit(tp_weights *weights)
+{
+    size_t s = (size_t)(tp_hash_name(weights->items[weights->n].name) & (weights->n_slots - 1));
     while (weights->slots[s])
         s = (s + 1) & (weights->n_slots - 1);
     weights->slots[s] = weights->n + 1;
     weights->n++;
     weights->version++;
+}
+
+tp_status tp_weights_add(tp_weights *weights, const char *name, size_t rows, size_t cols,
+                         float **data)
+{
+    tp_weight *w = NULL;
+    TP_TRY(reserve(weights, name, rows, cols, &w));
+    float *buf = tensor_alloc(rows * cols);
+    if (!buf)
+        return tp_fail(TP_ERR_NOMEM, "weights: out of memory for '%s' (%zu x %zu)", name, rows,
+                       cols);
+    w->data = buf;
+    w->type = TP_TYPE_F32;
+    w->bytes = buf;
+    w->row_bytes = cols * sizeof(float);
+    commit(weights);
     if (data)
         *data = buf;
+    return TP_OK;
+}
+
+tp_status tp_weights_add_view(tp_weights *weights, const char *name, uint32_t type, size_t rows,
+                              size_t cols, const void *bytes)
+{
+    if (!bytes)
+        return tp_fail(TP_ERR_INVALID, "weights: view '%s' has no bytes", name ? name : "");
+    if (!tp_type_can_dequantize(type))
+        return tp_fail(TP_ERR_INVALID, "weights: '%s' has type %s, which cannot be read",
+                       name ? name : "", tp_type_name(type) ? tp_type_name(type) : "unknown");
+    size_t row_bytes = 0;
+    TP_TRY(tp_type_row_bytes(type, cols, &row_bytes));
+    if (rows > SIZE_MAX / row_bytes)
+        return tp_fail(TP_ERR_OVERFLOW, "weights: '%s' is too large", name ? name : "");
+    tp_weight *w = NULL;
+    TP_TRY(reserve(weights, name, rows, cols, &w));
+    w->type = type;
+    w->bytes = bytes;
+    w->row_bytes = row_bytes;
+    commit(weights);
     return TP_OK;
 }
 
@@ -154,7 +190,7 @@ size_t tp_weights_bytes(const tp_weights *weights)
 {
     size_t total = 0;
     for (size_t i = 0; weights && i < weights->n; i++)
-        total += weights->items[i].rows * weights->items[i].cols * sizeof(float);
+        total += weights->items[i].rows * weights->items[i].row_bytes;
     return total;
 }
 

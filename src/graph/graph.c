@@ -112,6 +112,8 @@ tp_node tp_node_init(tp_op op, const char *name)
     node.dtype = TP_DTYPE_F32;
     node.backend = TP_BACKEND_UNSET;
     node.p.layer = -1;
+    node.p.rope_freq_scale = 1.0f;
+    node.p.rope_attn_factor = 1.0f;
     return node;
 }
 

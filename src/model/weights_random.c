@@ -1,4 +1,4 @@
-/* Random initialisation of a Qwen2 config's weights (declared in tensorplan/model.h). */
+/* Random initialisation of a model config's weights (declared in tensorplan/model.h). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -119,14 +119,26 @@ tp_status tp_weights_init_random(const tp_model_config *c, uint64_t seed, tp_wei
             ADD(LNAME("attn_v.bias"), 1, nkv, 0.0f, bias_std);
         }
         ADD(LNAME("attn_output.weight"), ne, nq, 0.0f, s_q);
+        if (c->attn_out_bias)
+            ADD(LNAME("attn_output.bias"), 1, ne, 0.0f, bias_std);
         ADD(LNAME("ffn_norm.weight"), 1, ne, 1.0f, norm_spread);
         ADD(LNAME("ffn_gate.weight"), nf, ne, 0.0f, s_e);
         ADD(LNAME("ffn_up.weight"), nf, ne, 0.0f, s_e);
         ADD(LNAME("ffn_down.weight"), ne, nf, 0.0f, s_f);
+        if (c->ffn_bias) {
+            ADD(LNAME("ffn_gate.bias"), 1, nf, 0.0f, bias_std);
+            ADD(LNAME("ffn_up.bias"), 1, nf, 0.0f, bias_std);
+            ADD(LNAME("ffn_down.bias"), 1, ne, 0.0f, bias_std);
+        }
     }
     ADD("output_norm.weight", 1, ne, 1.0f, norm_spread);
     if (!c->tied_embeddings)
         ADD("output.weight", vocab, ne, 0.0f, s_e);
+    if (c->output_bias)
+        ADD("output.bias", 1, vocab, 0.0f, bias_std);
+    /* divisors of theta as Llama 3 files carry them: at least 1, from 1.07 to 1.93 here */
+    if (c->rope_freqs)
+        ADD("rope_freqs.weight", 1, (size_t)c->head_dim / 2, 1.5f, 0.25f);
 #undef ADD
 #undef LNAME
     *out = w;
