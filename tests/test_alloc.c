@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "alloc/alloc_debug.h"
 #include "support/plan_check.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/cache.h"
@@ -701,9 +702,8 @@ static void build_order_liveness_regression(void **state)
     tp_allocator *a = new_alloc();
     assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
     assert_sound(a, g);
-    tp_alloc_options o = tp_alloc_options_default();
-    o.liveness_order = TP_LIVENESS_KAHN;
-    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+    tp_alloc_set_test_switches(a, &(tp_alloc_test_switches){ .kahn_liveness = 1 });
+    assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
     char why[512];
     assert_false(plan_sound(a, g, why, sizeof why));
     assert_non_null(strstr(why, "overlap"));
@@ -727,16 +727,17 @@ static void unpinned_inputs_regression(void **state)
     size_t r = node(g, TP_OP_ROPE, "rope", 2, e, p, 0, 8);
     assert_int_equal(tp_graph_mark_output(g, r), TP_OK);
     tp_allocator *a = new_alloc();
-    tp_alloc_options o = tp_alloc_options_default();
-    o.inputs_first = 0; /* the chapter's order: inputs met during the walk */
-    assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+    tp_alloc_test_switches sw = { .inputs_in_walk = 1 }; /* inputs met during the walk */
+    tp_alloc_set_test_switches(a, &sw);
+    assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
     assert_sound(a, g);
     tp_bufref rt, rp;
     assert_true(tp_alloc_node_buffer(a, t, &rt));
     assert_true(tp_alloc_node_buffer(a, p, &rp));
     assert_false(rt.id == rp.id);
-    o.pin_inputs = 0;
-    assert_rule_off_shares_a_live_buffer(a, g, &o, t, p);
+    sw.unpinned_inputs = 1;
+    tp_alloc_set_test_switches(a, &sw);
+    assert_rule_off_shares_a_live_buffer(a, g, NULL, t, p);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
 }
@@ -756,9 +757,8 @@ static void inputs_first_regression(void **state)
     tp_allocator *al = new_alloc();
     assert_int_equal(tp_alloc_graph(al, g, NULL), TP_OK);
     assert_sound(al, g);
-    tp_alloc_options o = tp_alloc_options_default();
-    o.inputs_first = 0;
-    assert_rule_off_shares_a_live_buffer(al, g, &o, a1, y);
+    tp_alloc_set_test_switches(al, &(tp_alloc_test_switches){ .inputs_in_walk = 1 });
+    assert_rule_off_shares_a_live_buffer(al, g, NULL, a1, y);
     tp_allocator_destroy(al);
     tp_graph_destroy(g);
 }
@@ -779,9 +779,8 @@ static void alias_deadline_regression(void **state)
     assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
     assert_int_equal(tp_alloc_alias_of(a, s), m);
     assert_sound(a, g);
-    tp_alloc_options o = tp_alloc_options_default();
-    o.alias_deadline_fix = 0;
-    assert_rule_off_shares_a_live_buffer(a, g, &o, s, b);
+    tp_alloc_set_test_switches(a, &(tp_alloc_test_switches){ .no_alias_deadline = 1 });
+    assert_rule_off_shares_a_live_buffer(a, g, NULL, s, b);
     tp_allocator_destroy(a);
     tp_graph_destroy(g);
 }

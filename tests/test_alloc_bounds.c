@@ -14,8 +14,12 @@
 
 #include "support/peak_oracle.h"
 #include "support/plan_check.h"
+#include "alloc/alloc_debug.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/model.h"
+
+/* The rules plan() turns off (alloc_debug.h): none but where a test says. */
+static tp_alloc_test_switches plan_switches;
 
 static tp_plan_stats plan(size_t n_tokens, tp_alloc_options o, int decimals,
                           const char *bound_mb)
@@ -32,6 +36,7 @@ static tp_plan_stats plan(size_t n_tokens, tp_alloc_options o, int decimals,
     assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    tp_alloc_set_test_switches(a, &plan_switches);
     assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
     const tp_plan_stats s = tp_alloc_stats(a);
     assert_int_equal(s.peak_live_bytes, tpt_oracle_peak_live(g, a));
@@ -56,10 +61,10 @@ static void test_table_lower_bounds(void **state)
     (void)state;
     tp_alloc_options o = tp_alloc_options_default();
     o.size_classes = 0;
-    o.inputs_first = 0;
+    plan_switches.inputs_in_walk = 1;
     plan(1, o, 3, "0.611");
     o.size_classes = 1;
-    o.inputs_first = 1;
+    plan_switches.inputs_in_walk = 0;
     plan(1, o, 3, "0.611");
     o.size_classes = 0;
     plan(440, o, 1, "27.3");

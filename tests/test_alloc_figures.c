@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "support/plan_check.h"
+#include "alloc/alloc_debug.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/model.h"
 
@@ -44,7 +45,7 @@ static void check_row(const row *r)
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
     tp_alloc_options o = tp_alloc_options_default();
     o.size_classes = r->size_classes;
-    o.inputs_first = r->inputs_first;
+    tp_alloc_set_test_switches(a, &(tp_alloc_test_switches){ .inputs_in_walk = !r->inputs_first });
     assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
     tp_plan_stats s = tp_alloc_stats(a);
     assert_int_equal(s.nodes, r->nodes);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "support/peak_oracle.h"
+#include "alloc/alloc_debug.h"
 #include "support/plan_check.h"
 #include "support/random_graph.h"
 #include "tensorplan/alloc.h"
@@ -208,16 +209,17 @@ static void rules_switched_off_are_caught_on_random_graphs(void **state)
         for (int rule = 0; rule < 3; rule++) {
             tp_allocator *a = NULL;
             assert_int_equal(tp_allocator_create_host(&a), TP_OK);
-            tp_alloc_options o = tp_alloc_options_default();
+            tp_alloc_test_switches sw = { 0 };
             if (rule == 0)
-                o.liveness_order = TP_LIVENESS_KAHN;
+                sw.kahn_liveness = 1;
             if (rule == 1) {
-                o.pin_inputs = 0;
-                o.inputs_first = 0;
+                sw.unpinned_inputs = 1;
+                sw.inputs_in_walk = 1;
             }
             if (rule == 2)
-                o.alias_deadline_fix = 0;
-            assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+                sw.no_alias_deadline = 1;
+            tp_alloc_set_test_switches(a, &sw);
+            assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
             tpt_plan p;
             char why[512];
             assert_int_equal(tpt_plan_from_allocator(a, &p), 0);

@@ -16,7 +16,9 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "alloc/alloc_debug.h"
 #include "support/ref_forward.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/kernels.h"
 
@@ -75,11 +77,15 @@ static void read_kv(tp_session *s, int n_layer, float **out, size_t *n)
     }
 }
 
+/* The rules a run turns off (alloc_debug.h): all off but in the regression tests. */
+static tp_alloc_test_switches run_switches;
+
 static void run_model(const fx *f, const tp_session_options *o, run_out *r)
 {
     size_t vocab = (size_t)f->c.vocab;
     tp_session *s = NULL;
     assert_int_equal(tp_session_create(&f->c, f->w, o, &s), TP_OK);
+    tp_alloc_set_test_switches(tp_session_allocator(s), &run_switches);
     r->logits = malloc((1 + N_STEPS) * vocab * sizeof *r->logits);
     assert_non_null(r->logits);
     size_t n_out = o->tail_rows ? 1 : N_PROMPT;
@@ -277,8 +283,9 @@ static void test_kahn_liveness_gives_wrong_logits(void **state)
     tp_session_options o = tp_session_options_default();
     run_out good, bad;
     run_model(f, &o, &good);
-    o.alloc.liveness_order = TP_LIVENESS_KAHN;
+    run_switches.kahn_liveness = 1;
     run_model(f, &o, &bad);
+    run_switches.kahn_liveness = 0;
     assert_memory_not_equal(good.logits, bad.logits, (size_t)f->c.vocab * sizeof(float));
     /* against the reference: the rule gives its logits, the Kahn order clearly others */
     assert_true(prefill_error(f, &good) <= 1e-5);
@@ -299,8 +306,9 @@ static void test_host_copy_without_sync_reads_stale_data(void **state)
     run_model(f, &o, &cpu_only);
     assert_same_run(f, &good, &cpu_only, "queued layer 0 vs all cpu");
     o.queued_layers = 1;
-    o.exec.sync_before_host_copy = 0;
+    run_switches.no_host_copy_sync = 1;
     run_model(f, &o, &bad);
+    run_switches.no_host_copy_sync = 0;
     assert_memory_not_equal(good.logits, bad.logits, vocab * sizeof(float));
     assert_true(prefill_error(f, &good) <= 1e-5);
     assert_true(prefill_error(f, &bad) > 1e-2);
@@ -328,6 +336,12 @@ static void test_kv_survives_rebuild_and_reuse_allocates_nothing(void **state)
         assert_non_null(logits);
         assert_int_equal(tp_session_forward(s, prompt, N_PROMPT, 1, logits), TP_OK);
         tp_allocator *a = tp_session_allocator(s);
+        /* the session's graph cache plans with its allocator; one graph built so far */
+        tp_graph_cache *cache = tp_session_cache(s);
+        assert_non_null(cache);
+        assert_ptr_equal(tp_graph_cache_allocator(cache), a);
+        assert_ptr_equal(tp_graph_cache_current(cache), tp_session_graph(s));
+        assert_int_equal(tp_graph_cache_size(cache), 1);
         size_t n_regions = tp_alloc_persistent_count(a);
         assert_int_equal(n_regions, 2 * (size_t)f->c.n_layer);
         tp_bufref k0[8], v0[8];

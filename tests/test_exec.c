@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "alloc/alloc_debug.h"
 #include "support/plan_check.h"
 #include "support/random_graph.h"
 #include "tensorplan/alloc.h"
@@ -81,6 +82,10 @@ static void collect(tp_allocator *a, const tp_graph *g, int n_layers, result *r)
 
 /* Plans g on a fresh host allocator with `ao`, fills inputs, executes twice (the second
  * time on the reused plan with the same inputs) and collects the results of the second. */
+/* The rules run_graph and run_late_input turn off (alloc_debug.h): none but where a test
+ * says. */
+static tp_alloc_test_switches run_switches;
+
 static void run_graph(const tp_graph *g, const tp_weights *w, const tp_alloc_options *ao,
                       const tp_exec_options *eo, uint64_t seed, size_t vocab, size_t n_ctx,
                       result *r)
@@ -88,6 +93,7 @@ static void run_graph(const tp_graph *g, const tp_weights *w, const tp_alloc_opt
     memset(r, 0, sizeof *r);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    tp_alloc_set_test_switches(a, &run_switches);
     if (tp_alloc_graph(a, g, ao) != TP_OK)
         fail_msg("alloc_graph: %s", tp_last_error());
     fill_inputs(a, g, seed, vocab, n_ctx);
@@ -192,12 +198,14 @@ static void test_kahn_liveness_breaks_random_graphs(void **state)
         assert_int_equal(tpt_random_graph((uint64_t)seed, &go, &g), TP_OK);
         tp_weights *w = NULL;
         assert_int_equal(tpt_random_graph_weights(g, go.vocab, 11, &w), TP_OK);
-        tp_alloc_options naive = tp_alloc_options_default(), kahn = tp_alloc_options_default();
+        tp_alloc_options naive = tp_alloc_options_default();
         naive.strategy = TP_STRATEGY_NAIVE;
-        kahn.liveness_order = TP_LIVENESS_KAHN;
+        const tp_alloc_test_switches kahn = { .kahn_liveness = 1 };
         result ref, r, good;
         run_graph(g, w, &naive, &eo, 9, go.vocab, go.n_ctx, &ref);
-        run_graph(g, w, &kahn, &eo, 9, go.vocab, go.n_ctx, &r);
+        run_switches = kahn;
+        run_graph(g, w, NULL, &eo, 9, go.vocab, go.n_ctx, &r);
+        run_switches = (tp_alloc_test_switches){ 0 };
         tp_alloc_options build = tp_alloc_options_default();
         run_graph(g, w, &build, &eo, 9, go.vocab, go.n_ctx, &good);
         /* the build order gives the reference's outputs bit for bit */
@@ -209,7 +217,8 @@ static void test_kahn_liveness_breaks_random_graphs(void **state)
         if (differs) {
             tp_allocator *a = NULL;
             assert_int_equal(tp_allocator_create_host(&a), TP_OK);
-            assert_int_equal(tp_alloc_graph(a, g, &kahn), TP_OK);
+            tp_alloc_set_test_switches(a, &kahn);
+            assert_int_equal(tp_alloc_graph(a, g, NULL), TP_OK);
             tpt_plan p;
             char why[512] = "";
             assert_int_equal(tpt_plan_from_allocator(a, &p), 0);
@@ -266,6 +275,7 @@ static void run_late_input(const tp_alloc_options *o, float *out, const tp_weigh
     tp_graph *g = late_input_graph();
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    tp_alloc_set_test_switches(a, &run_switches);
     assert_int_equal(tp_alloc_graph(a, g, o), TP_OK);
     const uint32_t ids[4] = {5, 9, 2, 7}, pos[4] = {0, 1, 2, 3};
     assert_int_equal(tp_alloc_fill_input_i32(a, g, "token_ids", ids, 4), TP_OK);
@@ -308,9 +318,9 @@ static void test_unpinned_inputs_clobber_token_ids(void **state)
      * takes token_ids' buffer (dead after the embedding), and filling positions overwrites
      * the ids: the embedding gathers rows 0, 1, 2, 3 */
     o = tp_alloc_options_default();
-    o.pin_inputs = 0;
-    o.inputs_first = 0;
+    run_switches = (tp_alloc_test_switches){ .unpinned_inputs = 1, .inputs_in_walk = 1 };
     run_late_input(&o, bad, w);
+    run_switches = (tp_alloc_test_switches){ 0 };
     assert_memory_not_equal(bad, want, sizeof want);
     float clobbered[32];
     for (size_t t = 0; t < 4; t++)

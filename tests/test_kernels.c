@@ -453,6 +453,30 @@ static void test_elementwise(void **state)
     free(b);
 }
 
+/* Integers carried in f32 arrays: put writes the bit pattern (a memcpy of the uint32_t),
+ * bits reads it back, whatever float the pattern would be (NaNs, infinities, denormals). */
+static void test_u32_bit_patterns(void **state)
+{
+    (void)state;
+    const uint32_t values[] = {0u, 1u, 151643u, 0x7f800000u, 0x7fc00001u, 0xff800001u,
+                               0x80000000u, 0xffffffffu};
+    const size_t n = sizeof values / sizeof values[0];
+    float data[8 + 2];
+    memset(data, 0x5a, sizeof data);
+    for (size_t i = 0; i < n; i++)
+        tp_kernel_put_u32(data, i + 1, values[i]);
+    uint32_t word;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&word, &data[i + 1], sizeof word);
+        assert_int_equal(word, values[i]);
+        assert_int_equal(tp_kernel_bits_u32(data, i + 1), values[i]);
+    }
+    memcpy(&word, &data[0], sizeof word); /* neighbours untouched */
+    assert_int_equal(word, 0x5a5a5a5au);
+    memcpy(&word, &data[n + 1], sizeof word);
+    assert_int_equal(word, 0x5a5a5a5au);
+}
+
 /* ---- weights ---------------------------------------------------------------------------------- */
 
 static void test_weights_registry(void **state)
@@ -482,6 +506,15 @@ static void test_weights_registry(void **state)
     assert_int_equal(tp_weights_bytes(w), bytes);
     assert_null(tp_weights_find(w, "t100"));
     assert_int_equal(tp_weights_version(w), 100);
+    /* by position: creation order, NULL past the end */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "t%d", i);
+        const tp_weight *t = tp_weights_at(w, (size_t)i);
+        assert_non_null(t);
+        assert_string_equal(t->name, name);
+        assert_ptr_equal(t, tp_weights_find(w, name));
+    }
+    assert_null(tp_weights_at(w, 100));
     tp_weights_destroy(w);
 }
 
@@ -594,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_kv_store_writes_rows_and_refuses_first),
         cmocka_unit_test(test_attn_grouped_causal),
         cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_u32_bit_patterns),
         cmocka_unit_test(test_weights_registry),
         cmocka_unit_test(test_weights_random_is_deterministic),
         cmocka_unit_test(test_weights_random_large_tensor_split_fill),

@@ -297,6 +297,28 @@ static void test_specials(void **state)
     tp_tokenizer_destroy(t);
 }
 
+/* Token texts as stored: the vocabulary's bytes, "[EMPTY_i]" for an empty one
+ * (include/tensorplan/tokenizer.h), NULL and type -1 outside [0, V). */
+static void test_token_text(void **state)
+{
+    (void)state;
+    test_vocab v = {.model = "gpt2", .pre = "gpt-2", .n = 3, .tokens = {"a", "", "bc"}};
+    tp_tokenizer *t = make(&v);
+    const char *want[3] = {"a", "[EMPTY_1]", "bc"};
+    for (int32_t id = 0; id < 3; id++) {
+        size_t len = 0;
+        const char *text = tp_tokenizer_token_text(t, id, &len);
+        assert_non_null(text);
+        assert_int_equal(len, strlen(want[id]));
+        assert_memory_equal(text, want[id], len);
+    }
+    size_t len = 0;
+    assert_null(tp_tokenizer_token_text(t, -1, &len));
+    assert_null(tp_tokenizer_token_text(t, 3, &len));
+    assert_int_equal(tp_tokenizer_token_type(t, 3), -1);
+    tp_tokenizer_destroy(t);
+}
+
 static void test_bos_eos(void **state)
 {
     (void)state;
@@ -344,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_split_default), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_merge_order),   cmocka_unit_test(test_ignore_merges),
         cmocka_unit_test(test_bytes),         cmocka_unit_test(test_specials),
+        cmocka_unit_test(test_token_text),
         cmocka_unit_test(test_bos_eos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

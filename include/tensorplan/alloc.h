@@ -33,21 +33,10 @@ typedef enum tp_alias_policy {
     TP_ALIAS_NONE               /* never alias                                            */
 } tp_alias_policy;
 
-typedef enum tp_liveness_order {
-    TP_LIVENESS_BUILD = 0, /* the only correct order: the one the scheduler executes     */
-    TP_LIVENESS_KAHN       /* debug only: reproduces the liveness-order bug              */
-} tp_liveness_order;
-
 typedef struct tp_alloc_options {
     tp_alloc_strategy strategy;
     tp_alias_policy aliasing;
     int size_classes;       /* 1: activations requested by tp_size_class; 0: exact sizes */
-    /* Debug switches, each turning one rule off so a regression test can show the rule
-     * matters. The defaults (tp_alloc_options_default) are the correct rules. */
-    tp_liveness_order liveness_order;
-    int pin_inputs;         /* inputs live to the end of the graph                       */
-    int inputs_first;       /* inputs get their buffers before the walk                  */
-    int alias_deadline_fix; /* an alias extends its buffer's deadline in the table       */
 } tp_alloc_options;
 
 tp_alloc_options tp_alloc_options_default(void);

@@ -26,8 +26,8 @@ extern "C" {
 #define TP_DEFAULT_N_CTX 4096
 
 typedef struct tp_session_options {
-    tp_alloc_options alloc;  /* strategy, aliasing, debug rules                            */
-    tp_exec_options exec;    /* sync rule, trace                                           */
+    tp_alloc_options alloc;  /* strategy, aliasing, size classes                           */
+    tp_exec_options exec;    /* trace                                                      */
     size_t n_ctx;            /* requested context; 0 = TP_DEFAULT_N_CTX                    */
     int queued_layers;       /* layers [0, k) on the queued backend                       */
     int fuse_ffn;            /* SwiGLU fusion                                              */

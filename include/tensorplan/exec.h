@@ -24,10 +24,6 @@ extern "C" {
 typedef struct tp_trace tp_trace;
 
 typedef struct tp_exec_options {
-    /* 1 (the rule): synchronise the previous split's backend before copying its buffers
-     * to the host. 0 is a debug switch that reproduces the stale-copy bug (a host copy of
-     * a buffer with queued work reads the old contents); only regression tests use it. */
-    int sync_before_host_copy;
     /* NULL: no trace. With a trace, each node's backend is synchronised after the node so
      * that its output can be read before a later node reuses the buffer. */
     tp_trace *trace;

@@ -116,12 +116,12 @@ tp_status tp_graph_mark_output(tp_graph *graph, size_t id);
 /* Finds an input by name (inputs are found by name, never by position). */
 tp_status tp_graph_find_input(const tp_graph *graph, const char *name, size_t *id);
 
-/* Refuses out-of-range sources, inputs, outputs, and cycles (a Kahn sort; the order it
- * finds is only a check and is never used for anything else). */
+/* Refuses out-of-range sources, inputs, outputs, and cycles (a Kahn sort, skipped when
+ * every source comes before its consumer; the order it finds is only a check). */
 tp_status tp_graph_check(const tp_graph *graph);
 /* tp_graph_check that also hands out the Kahn order it found: order[n_nodes] receives the
  * node ids, source-less nodes first. Never an execution order (build order is); the
- * allocator uses it only for the debug switch that reproduces the liveness-order bug. */
+ * allocator uses it only for the test switch that reproduces the liveness-order bug. */
 tp_status tp_graph_kahn_order(const tp_graph *graph, size_t *order);
 /* tp_graph_check plus per-op arity, shapes, dtypes and parameters (layer on kv ops and attn,
  * n_ctx when kv ops exist). The message names the node and the field. */

@@ -38,10 +38,6 @@ tp_alloc_options tp_alloc_options_default(void)
     o.strategy = TP_STRATEGY_POOL;
     o.aliasing = TP_ALIAS_SOLE_CONSUMER;
     o.size_classes = 1;
-    o.liveness_order = TP_LIVENESS_BUILD;
-    o.pin_inputs = 1;
-    o.inputs_first = 1;
-    o.alias_deadline_fix = 1;
     return o;
 }
 
@@ -230,4 +226,17 @@ tp_status tp_alloc_attach_plan(tp_allocator *a, tp_plan *p)
     }
     a->plan = p;
     return TP_OK;
+}
+
+void tp_alloc_set_test_switches(tp_allocator *alloc, const tp_alloc_test_switches *sw)
+{
+    if (sw != NULL)
+        alloc->test = *sw;
+    else
+        memset(&alloc->test, 0, sizeof alloc->test);
+}
+
+const tp_alloc_test_switches *tp_alloc_test_switches_of(const tp_allocator *alloc)
+{
+    return &alloc->test;
 }

@@ -9,6 +9,8 @@
 
 #include "tensorplan/planner.h"
 
+#include "alloc/alloc_debug.h"
+
 typedef struct tp_plan tp_plan;
 
 /* A buffer the plan holds (not persistent): a pool buffer (pool strategy) or a logical
@@ -57,6 +59,7 @@ struct tp_allocator {
     kv_entry *kv;
     size_t n_kv, cap_kv;
     tp_plan *plan;
+    tp_alloc_test_switches test; /* all zero but in regression tests (alloc_debug.h) */
 };
 
 

@@ -158,7 +158,7 @@ static int may_alias(walk *w, size_t id, size_t t)
 }
 
 
-/* Buffers for every input before the main loop (when opts.inputs_first). */
+/* Buffers for every input before the main loop. */
 static tp_status inputs_first(walk *w)
 {
     tp_plan *p = w->p;
@@ -167,7 +167,7 @@ static tp_status inputs_first(walk *w)
     /* [fix] Every input gets its buffer before the walk. (Bug class: with size classes an
      * input allocated during the walk can receive a buffer that an earlier node still
      * writes during execution, after the host filled it.) */
-    if (!p->opts.inputs_first)
+    if (w->a->test.inputs_in_walk)
         return TP_OK;
     for (size_t k = 0; k < g->n_inputs; k++) {
         size_t id = g->inputs[k];
@@ -231,7 +231,7 @@ tp_status tp_walk_run(walk *w)
             /* [fix] The buffer's deadline grows with the alias. (Bug: raising only
              * last_use[src] let the sweep free the buffer while the alias was still live,
              * and the next node was handed the buffer it was reading.) */
-            if (p->opts.alias_deadline_fix) {
+            if (!w->a->test.no_alias_deadline) {
                 held_buf *h = &w->hb[w->held_of[s]];
                 if (w->last_use[id] > h->deadline) {
                     h->deadline = w->last_use[id];

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "tensorplan/ops.h"
+#include "alloc/alloc_debug.h"
 #include "exec/trace_internal.h"
 #include "tensorplan/exec.h"
 
@@ -15,7 +16,6 @@ tp_exec_options tp_exec_options_default(void)
 {
     tp_exec_options o;
     memset(&o, 0, sizeof o);
-    o.sync_before_host_copy = 1;
     return o;
 }
 
@@ -67,8 +67,9 @@ static tp_status stage(sched *s, size_t split_no, size_t src, int dst, const tp_
     if (to.len != from->len)
         return tp_fail(TP_ERR_INVALID, "scheduler: staging window of node %zu holds %zu "
                        "elements, the source %zu", src, to.len, from->len);
-    /* the producing backend was synchronised at this boundary (unless the debug switch
-     * turned the rule off): this host copy reads finished data */
+    /* the producing backend was synchronised at this boundary (unless the test switch
+     * no_host_copy_sync of alloc_debug.h turned the rule off): this host copy reads
+     * finished data */
     st = ensure_scratch(s, from->len);
     if (st == TP_OK)
         st = tp_alloc_read(s->alloc, from, s->scratch);
@@ -202,7 +203,8 @@ static tp_status run(sched *s)
         s->st.splits++;
         /* the boundary: the previous backend's work completes before any of its buffers is
          * copied to the host for staging */
-        if (prev != TP_BACKEND_UNSET && prev != B && s->opt.sync_before_host_copy) {
+        if (prev != TP_BACKEND_UNSET && prev != B &&
+            !tp_alloc_test_switches_of(s->alloc)->no_host_copy_sync) {
             st = sync_backend(s, prev);
             if (st != TP_OK)
                 return st;

@@ -396,13 +396,29 @@ tp_status tp_graph_kahn_order(const tp_graph *graph, size_t *order)
     return st;
 }
 
+/* Whether every source comes before its consumer: then build order is a topological order
+ * and there is no cycle, without a sort. */
+static int sources_come_first(const tp_graph *graph)
+{
+    for (size_t i = 0; i < graph->n_nodes; i++)
+        for (size_t k = 0; k < graph->nodes[i].n_src; k++)
+            if (graph->nodes[i].src[k] >= i)
+                return 0;
+    return 1;
+}
+
 tp_status tp_graph_check(const tp_graph *graph)
 {
-    size_t n = graph ? graph->n_nodes : 0;
+    tp_status st = check_ranges(graph);
+    if (st != TP_OK)
+        return st;
+    if (sources_come_first(graph))
+        return TP_OK;
+    size_t n = graph->n_nodes;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     if (!order)
         return tp_fail(TP_ERR_NOMEM, "graph check: out of memory");
-    tp_status st = tp_graph_kahn_order(graph, order);
+    st = tp_graph_kahn_order(graph, order);
     free(order);
     return st;
 }

@@ -65,7 +65,6 @@ static void lifetimes(const tp_allocator *a, const tp_graph *g, size_t *start, s
                       size_t *root)
 {
     size_t n = g->n_nodes;
-    tp_alloc_options o = tp_alloc_plan_options(a);
     for (size_t i = 0; i < n; i++) {
         start[i] = last[i] = i;
         for (size_t k = 0; k < g->nodes[i].n_src; k++)
@@ -75,10 +74,8 @@ static void lifetimes(const tp_allocator *a, const tp_graph *g, size_t *start, s
     for (size_t k = 0; k < g->n_outputs; k++)
         last[g->outputs[k]] = n;
     for (size_t k = 0; k < g->n_inputs; k++) {
-        if (o.pin_inputs)
-            last[g->inputs[k]] = n;
-        if (o.inputs_first)
-            start[g->inputs[k]] = 0;
+        last[g->inputs[k]] = n; /* pinned and given their buffers first */
+        start[g->inputs[k]] = 0;
     }
     for (size_t i = 0; i < n; i++) {
         size_t s = tp_alloc_alias_of(a, i);

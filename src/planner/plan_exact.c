@@ -68,6 +68,7 @@ typedef struct ex {
     uint32_t *cand;
     size_t cn, ccap;
     size_t limit, align;
+    const size_t *alignments; /* NULL, or per tensor of the caller (tp_exact_params) */
     int minimise;
     int found, stopped, timed_out, proven_at_bound;
     size_t best_arena;
@@ -317,6 +318,249 @@ static int pool_reserve(ex *e, size_t n, size_t *at)
     return 1;
 }
 
+/* Landing offsets of the unplaced buffers of one node, and what they imply. */
+typedef struct ex_node {
+    size_t Y;   /* lowest offset at which some buffer of the list may land next */
+    size_t slo, shi; /* the sections the list covers (slo == SIZE_MAX: empty list) */
+    size_t low; /* the lowest landing offset of all */
+} ex_node;
+
+/* Copies the unplaced buffers of `scope` among pool[from..from+from_n) to a fresh stretch of
+ * the pool (left entries reserved at *at0); *n is how many there are. */
+static int gather_scope(ex *e, uint32_t scope, size_t left, size_t from, size_t from_n,
+                        size_t *at0, size_t *n)
+{
+    if (!pool_reserve(e, left, at0))
+        return 0;
+    size_t k0 = 0;
+    for (size_t k = 0; k < from_n; k++) {
+        const uint32_t i = e->pool[from + k];
+        if (!e->placed[i] && e->scope[i] == scope)
+            e->pool[*at0 + k0++] = i;
+    }
+    *n = k0;
+    return 1;
+}
+
+/* Computes the landing offset of each listed buffer (into e->at) and the lowest landing
+ * offset per section (into e->minv). Returns 0 when some buffer cannot land under the
+ * limit. */
+static int scan_landings(ex *e, const uint32_t *list, size_t n, size_t ylast, ex_node *nd)
+{
+    nd->Y = SIZE_MAX;
+    nd->slo = SIZE_MAX;
+    nd->shi = 0;
+    nd->low = SIZE_MAX;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
+        if (at < ylast)
+            at = ylast;
+        e->at[i] = at;
+        if (exceeds(at, e->b[i].size, e->limit))
+            return 0;
+        size_t *mv = e->minv;
+        e->work += e->b[i].s1 - e->b[i].s0 + 2;
+        for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
+            if (at < mv[sct])
+                mv[sct] = at;
+        if (e->b[i].s0 < nd->slo)
+            nd->slo = e->b[i].s0;
+        if (e->b[i].s1 > nd->shi)
+            nd->shi = e->b[i].s1;
+        if (at < nd->low)
+            nd->low = at;
+        if (e->y[i] >= e->lb[i] && e->y[i] < nd->Y)
+            nd->Y = e->y[i];
+    }
+    return 1;
+}
+
+/* Cross-section inference: the unplaced buffers of a section all land at or above the
+ * lowest landing offset among them, so they need that much room on top of it; and those
+ * that land higher than that need their own room on top of the lowest of them. A buffer
+ * landing at the lowest offset of all is lowest in each of its sections and adds nothing
+ * to the second rule. Returns 0 when a section cannot fit under the limit. */
+static int sections_fit(ex *e, const uint32_t *list, size_t n, const ex_node *nd)
+{
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        const size_t at = e->at[i];
+        if (at == nd->low)
+            continue;
+        for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
+            if (at > e->minv[sct]) {
+                if (at < e->min2[sct])
+                    e->min2[sct] = at;
+                e->sum2[sct] += e->b[i].size;
+            }
+        }
+    }
+    for (size_t sct = nd->slo; sct <= nd->shi; sct++) {
+        if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
+            (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Clears the per-section scratch of scan_landings and sections_fit. */
+static void reset_sections(ex *e, const ex_node *nd)
+{
+    if (nd->slo == SIZE_MAX)
+        return;
+    for (size_t sct = nd->slo; sct <= nd->shi; sct++) {
+        e->minv[sct] = e->min2[sct] = SIZE_MAX;
+        e->sum2[sct] = 0;
+    }
+}
+
+/* Whether the listed buffers can still land under the limit; fills nd. The scratch of the
+ * sections is left clean. */
+static int node_feasible(ex *e, const uint32_t *list, size_t n, size_t ylast, ex_node *nd)
+{
+    int ok = scan_landings(e, list, n, ylast, nd);
+    if (ok && nd->Y != SIZE_MAX)
+        ok = sections_fit(e, list, n, nd);
+    reset_sections(e, nd);
+    return ok;
+}
+
+static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, size_t from_n);
+
+/* Independent parts: a failure in one cannot be repaired by choices in another. Solves the
+ * parts first..first+parts-1 of the list at pool[at0..at0+n) in turn, then gives the list
+ * back its scope. */
+static int solve_parts(ex *e, uint32_t scope, uint32_t first, uint32_t parts, size_t ylast,
+                       size_t at0, size_t n)
+{
+    int r = R_DONE;
+    const uint32_t *list = e->pool + at0;
+    for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
+        size_t count = 0;
+        for (size_t k = 0; k < n; k++)
+            count += e->scope[list[k]] == first + p;
+        r = dfs(e, first + p, count, ylast, at0, n);
+        list = e->pool + at0; /* the pool may have moved */
+    }
+    for (size_t k = 0; k < n; k++)
+        e->scope[list[k]] = scope;
+    e->n_scopes = first;
+    return r;
+}
+
+/* Bottom-left: branch only on the tensors at Y that start in the leftmost section where
+ * anything can land at Y (or, mirrored, end in the rightmost); "none of them" is then a
+ * decision about that region alone, and the other regions at Y are decided in later
+ * iterations. Appends the candidates to e->cand from cbase; returns 0 when out of memory. */
+static int collect_cands(ex *e, const uint32_t *list, size_t n, size_t Y, size_t cbase)
+{
+    size_t left_sec = SIZE_MAX, right_sec = 0;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (e->y[i] != Y || e->y[i] < e->lb[i])
+            continue;
+        if (e->b[i].s0 < left_sec)
+            left_sec = e->b[i].s0;
+        if (e->b[i].s1 > right_sec)
+            right_sec = e->b[i].s1;
+    }
+    e->cn = cbase;
+    for (size_t k = 0; k < n; k++) {
+        const uint32_t i = list[k];
+        if (e->y[i] != Y || e->y[i] < e->lb[i])
+            continue;
+        if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
+            (e->bl == 2 && e->b[i].s1 != right_sec))
+            continue;
+        if (TP_GROW(&e->cand, &e->ccap, e->cn + 1) != TP_OK) {
+            e->nomem = 1;
+            return 0;
+        }
+        e->cand[e->cn++] = i;
+    }
+    return 1;
+}
+
+/* A perturbed run: neighbours in the heuristic order trade places now and then. */
+static void perturb_cands(ex *e, uint32_t *c, size_t nc)
+{
+    for (size_t k = 0; k + 1 < nc; k++) {
+        uint64_t x = e->rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        e->rng = x;
+        if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
+            uint32_t t = c[k];
+            c[k] = c[k + 1];
+            c[k + 1] = t;
+        }
+    }
+}
+
+/* Tries each candidate cand[cbase..cbase+nc) at Y in turn, recursing on the rest. A
+ * candidate tried and refused is banned from Y for its later siblings. */
+static int try_cands(ex *e, uint32_t scope, size_t left, size_t Y, size_t at0, size_t n,
+                     size_t cbase, size_t nc)
+{
+    int r = R_FAIL;
+    for (size_t k = 0; k < nc; k++) {
+        const uint32_t c = e->cand[cbase + k];
+        const size_t mark = e->tn;
+        /* A twin of a candidate that already failed here (same sections, same size) leads
+         * to the same subtree with one more ban: skip it, banned like the others. */
+        int twin = 0;
+        for (size_t j = 0; j < k && !twin; j++) {
+            const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
+            twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
+        }
+        if (!twin && place(e, c, Y))
+            r = dfs(e, scope, left - 1, Y, at0, n);
+        undo_to(e, mark);
+        if (!twin)
+            unplace(e, c);
+        if (r != R_FAIL)
+            return r;
+        /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
+        if (!trail_push(e, TR_LB, c, e->lb[c]))
+            return R_STOP;
+        e->lb[c] = Y + 1;
+    }
+    return R_FAIL;
+}
+
+/* One node of the search at the list pool[at0..at0+n); returns R_FAIL with *next_ylast set
+ * when every candidate at the lowest offset Y failed, so that the caller goes on with "none
+ * of them at Y". */
+static int dfs_node(ex *e, uint32_t scope, size_t left, size_t ylast, size_t at0, size_t n,
+                    size_t *next_ylast)
+{
+    const uint32_t *list = e->pool + at0;
+    const size_t cbase = e->cn;
+    *next_ylast = SIZE_MAX;
+    e->nodes++;
+    if (poll_budget(e))
+        return R_STOP;
+    ex_node nd;
+    if (!node_feasible(e, list, n, ylast, &nd) || nd.Y == SIZE_MAX)
+        return R_FAIL; /* no plan below this node */
+    uint32_t first = 0;
+    uint32_t parts = split(e, list, n, &first);
+    if (parts > 1) /* the parts decide this node */
+        return solve_parts(e, scope, first, parts, ylast, at0, n);
+    if (!collect_cands(e, list, n, nd.Y, cbase))
+        return R_STOP;
+    const size_t nc = e->cn - cbase;
+    sort_cands(e, e->cand + cbase, nc);
+    if (e->rng != 0)
+        perturb_cands(e, e->cand + cbase, nc);
+    int r = try_cands(e, scope, left, nd.Y, at0, n, cbase, nc);
+    e->cn = cbase;
+    *next_ylast = nd.Y; /* none of them at Y: every candidate is now banned from Y */
+    return r;
+}
+
 /* Decision search over the unplaced buffers of `scope` (`left` of them, all found in the pool
  * list from `from`, `from_n` entries long, in order of first section), all future offsets at
  * least ylast. The "none of them at Y" branch is the last of a node, so it is a loop here: the
@@ -332,180 +576,16 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
     const size_t entry_mark = e->tn;
     const size_t cbase = e->cn;
     const size_t pool_mark = e->pool_n;
-    size_t at0;
-    if (!pool_reserve(e, left, &at0))
+    size_t at0, n;
+    if (!gather_scope(e, scope, left, from, from_n, &at0, &n))
         return R_STOP;
-    size_t n = 0;
-    for (size_t k = 0; k < from_n; k++) {
-        const uint32_t i = e->pool[from + k];
-        if (!e->placed[i] && e->scope[i] == scope)
-            e->pool[at0 + n++] = i;
-    }
-    int r = R_FAIL;
+    int r;
     for (;;) {
-        const uint32_t *list = e->pool + at0;
-        e->nodes++;
-        if (poll_budget(e)) {
-            r = R_STOP;
+        size_t next = SIZE_MAX;
+        r = dfs_node(e, scope, left, ylast, at0, n, &next);
+        if (r != R_FAIL || next == SIZE_MAX)
             break;
-        }
-        size_t Y = SIZE_MAX, slo = SIZE_MAX, shi = 0, low = SIZE_MAX;
-        int dead = 0;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
-            if (at < ylast)
-                at = ylast;
-            e->at[i] = at;
-            if (exceeds(at, e->b[i].size, e->limit)) {
-                dead = 1;
-                break;
-            }
-            size_t *mv = e->minv;
-            e->work += e->b[i].s1 - e->b[i].s0 + 2;
-            for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
-                if (at < mv[sct])
-                    mv[sct] = at;
-            if (e->b[i].s0 < slo)
-                slo = e->b[i].s0;
-            if (e->b[i].s1 > shi)
-                shi = e->b[i].s1;
-            if (at < low)
-                low = at;
-            if (e->y[i] >= e->lb[i] && e->y[i] < Y)
-                Y = e->y[i];
-        }
-        /* Cross-section inference: the unplaced buffers of a section all land at or above the
-         * lowest landing offset among them, so they need that much room on top of it; and those
-         * that land higher than that need their own room on top of the lowest of them. A buffer
-         * landing at the lowest offset of all is lowest in each of its sections and adds nothing
-         * to the second rule. */
-        if (!dead && Y != SIZE_MAX) {
-            for (size_t k = 0; k < n; k++) {
-                const uint32_t i = list[k];
-                const size_t at = e->at[i];
-                if (at == low)
-                    continue;
-                for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
-                    if (at > e->minv[sct]) {
-                        if (at < e->min2[sct])
-                            e->min2[sct] = at;
-                        e->sum2[sct] += e->b[i].size;
-                    }
-                }
-            }
-            for (size_t sct = slo; sct <= shi; sct++) {
-                if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
-                    (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit))) {
-                    dead = 1;
-                    break;
-                }
-            }
-        }
-        if (slo != SIZE_MAX) {
-            for (size_t sct = slo; sct <= shi; sct++) {
-                e->minv[sct] = e->min2[sct] = SIZE_MAX;
-                e->sum2[sct] = 0;
-            }
-        }
-        if (dead || Y == SIZE_MAX)
-            break;
-
-        uint32_t first = 0;
-        uint32_t parts = split(e, list, n, &first);
-        if (parts > 1) {
-            /* Independent parts: a failure in one cannot be repaired by choices in another. */
-            r = R_DONE;
-            for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
-                size_t count = 0;
-                for (size_t k = 0; k < n; k++)
-                    count += e->scope[list[k]] == first + p;
-                r = dfs(e, first + p, count, ylast, at0, n);
-                list = e->pool + at0; /* the pool may have moved */
-            }
-            for (size_t k = 0; k < n; k++)
-                e->scope[list[k]] = scope;
-            e->n_scopes = first;
-            break;
-        }
-
-        /* Bottom-left: branch only on the tensors at Y that start in the leftmost section
-         * where anything can land at Y (or, mirrored, end in the rightmost); "none of them" is
-         * then a decision about that region alone, and the other regions at Y are decided in
-         * later iterations. */
-        size_t left_sec = SIZE_MAX, right_sec = 0;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            if (e->y[i] != Y || e->y[i] < e->lb[i])
-                continue;
-            if (e->b[i].s0 < left_sec)
-                left_sec = e->b[i].s0;
-            if (e->b[i].s1 > right_sec)
-                right_sec = e->b[i].s1;
-        }
-        e->cn = cbase;
-        for (size_t k = 0; k < n; k++) {
-            const uint32_t i = list[k];
-            if (e->y[i] != Y || e->y[i] < e->lb[i])
-                continue;
-            if ((e->bl == 1 && e->b[i].s0 != left_sec) ||
-                (e->bl == 2 && e->b[i].s1 != right_sec))
-                continue;
-            if (TP_GROW(&e->cand, &e->ccap, e->cn + 1) != TP_OK) {
-                e->nomem = 1;
-                break;
-            }
-            e->cand[e->cn++] = i;
-        }
-        if (e->nomem) {
-            r = R_STOP;
-            break;
-        }
-        const size_t nc = e->cn - cbase;
-        sort_cands(e, e->cand + cbase, nc);
-        if (e->rng != 0) {
-            /* a perturbed run: neighbours in the heuristic order trade places now and then */
-            for (size_t k = 0; k + 1 < nc; k++) {
-                uint64_t x = e->rng;
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                e->rng = x;
-                if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
-                    uint32_t t = e->cand[cbase + k];
-                    e->cand[cbase + k] = e->cand[cbase + k + 1];
-                    e->cand[cbase + k + 1] = t;
-                }
-            }
-        }
-
-        for (size_t k = 0; k < nc; k++) {
-            const uint32_t c = e->cand[cbase + k];
-            const size_t mark = e->tn;
-            /* A twin of a candidate that already failed here (same sections, same size) leads
-             * to the same subtree with one more ban: skip it, banned like the others. */
-            int twin = 0;
-            for (size_t j = 0; j < k && !twin; j++) {
-                const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
-                twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
-            }
-            if (!twin && place(e, c, Y))
-                r = dfs(e, scope, left - 1, Y, at0, n);
-            undo_to(e, mark);
-            if (!twin)
-                unplace(e, c);
-            if (r != R_FAIL)
-                break;
-            /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
-            if (!trail_push(e, TR_LB, c, e->lb[c])) {
-                r = R_STOP;
-                break;
-            }
-            e->lb[c] = Y + 1;
-        }
-        if (r != R_FAIL)
-            break;
-        ylast = Y; /* none of them at Y: every candidate is now banned from Y */
+        ylast = next;
     }
     undo_to(e, entry_mark);
     e->cn = cbase;
@@ -570,26 +650,256 @@ static void ex_free(ex *e)
     free(e->sol);
 }
 
+/* What a setup step ran into. */
+enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE };
+
+static void ex_init(ex *e, const tp_exact_params *params)
+{
+    memset(e, 0, sizeof *e);
+    e->align = params->alignment > 1 ? params->alignment : 1;
+    e->alignments = params->alignments;
+    e->limit = params->limit;
+    e->minimise = params->minimise;
+    e->deadline = params->deadline;
+    e->node_limit = params->node_limit;
+    e->start = params->start;
+    e->last_progress = tp_clock_seconds();
+    e->lower_bound = params->lower_bound;
+    e->progress = params->progress;
+    e->user = params->user;
+    e->known_best = params->known_best;
+    e->nodes_before = params->nodes_before;
+}
+
+/* The buffers of non-zero size (m of them) and their sections: sec receives the distinct
+ * first uses, in increasing order. */
+static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t m,
+                            size_t *sec)
+{
+    e->m = m;
+    e->b = malloc(m * sizeof *e->b);
+    e->y = calloc(m, sizeof *e->y);
+    e->lb = calloc(m, sizeof *e->lb);
+    e->pos = calloc(m, sizeof *e->pos);
+    e->best_pos = calloc(m, sizeof *e->best_pos);
+    e->placed = calloc(m, 1);
+    e->ov_start = calloc(m + 1, sizeof *e->ov_start);
+    e->scope = calloc(m, sizeof *e->scope);
+    e->by_s0 = malloc(m * sizeof *e->by_s0);
+    e->sol = calloc(m, sizeof *e->sol);
+    if (e->scope == NULL || e->by_s0 == NULL || e->sol == NULL)
+        return SETUP_NOMEM;
+    if (sec == NULL || e->b == NULL || e->y == NULL || e->lb == NULL || e->pos == NULL ||
+        e->best_pos == NULL || e->placed == NULL || e->ov_start == NULL)
+        return SETUP_NOMEM;
+    for (size_t i = 0, k = 0; i < count; i++) {
+        if (tensors[i].size == 0)
+            continue;
+        sec[k] = tensors[i].first_use;
+        e->b[k].size = tensors[i].size;
+        e->b[k].id = i;
+        e->b[k].align = e->align;
+        if (e->alignments != NULL && e->alignments[i] > 1)
+            e->b[k].align = tp_lcm_size(e->align, e->alignments[i]);
+        k++;
+    }
+    qsort(sec, m, sizeof *sec, by_first);
+    size_t n_sec = 0;
+    for (size_t k = 0; k < m; k++)
+        if (n_sec == 0 || sec[n_sec - 1] != sec[k])
+            sec[n_sec++] = sec[k];
+    e->n_sec = n_sec;
+    for (size_t k = 0; k < m; k++) {
+        const tp_tensor_lifetime *t = &tensors[e->b[k].id];
+        e->b[k].s0 = section_index(sec, n_sec, t->first_use);
+        e->b[k].s1 = section_index(sec, n_sec, t->last_use);
+    }
+    return SETUP_OK;
+}
+
+/* The per-section arrays, and the buffers by first section, then index: a counting sort
+ * (minv holds the counts for now), which needs no comparison context; a qsort comparator
+ * reading a file-scope pointer raced between threads. */
+static int ex_build_sections(ex *e)
+{
+    const size_t n_sec = e->n_sec, m = e->m;
+    e->floor = calloc(n_sec, sizeof *e->floor);
+    e->rem = calloc(n_sec, sizeof *e->rem);
+    e->minv = malloc(n_sec * sizeof *e->minv);
+    e->min2 = malloc(n_sec * sizeof *e->min2);
+    e->sum2 = calloc(n_sec, sizeof *e->sum2);
+    e->at = calloc(m, sizeof *e->at);
+    if (e->floor == NULL || e->rem == NULL || e->minv == NULL || e->min2 == NULL ||
+        e->sum2 == NULL || e->at == NULL)
+        return SETUP_NOMEM;
+    for (size_t k = 0; k < n_sec; k++)
+        e->minv[k] = 0;
+    for (size_t k = 0; k < m; k++)
+        e->minv[e->b[k].s0]++;
+    for (size_t k = 0, sum = 0; k < n_sec; k++) {
+        const size_t c = e->minv[k];
+        e->minv[k] = sum;
+        sum += c;
+    }
+    for (size_t k = 0; k < m; k++)
+        e->by_s0[e->minv[e->b[k].s0]++] = (uint32_t)k;
+    for (size_t k = 0; k < n_sec; k++)
+        e->minv[k] = e->min2[k] = SIZE_MAX;
+    e->n_scopes = 1;
+    return SETUP_OK;
+}
+
+/* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a second
+ * at the 4,096-buffer maximum), so the time limit is checked here too. */
+static int ex_build_overlaps(ex *e)
+{
+    const size_t m = e->m;
+    size_t total = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e->b[i].s0 <= e->b[j].s1 && e->b[j].s0 <= e->b[i].s1)
+                e->ov_start[i + 1]++;
+    }
+    for (size_t i = 0; i < m; i++) {
+        total += e->ov_start[i + 1];
+        e->ov_start[i + 1] = total;
+    }
+    if (total > EX_MAX_OVERLAPS)
+        return SETUP_TOO_LARGE;
+    e->ov = malloc((total ? total : 1) * sizeof *e->ov);
+    if (e->ov == NULL)
+        return SETUP_NOMEM;
+    for (size_t i = 0, k = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++)
+            if (i != j && e->b[i].s0 <= e->b[j].s1 && e->b[j].s0 <= e->b[i].s1)
+                e->ov[k++] = (uint32_t)j;
+    }
+    return SETUP_OK;
+}
+
+/* Fills the bytes to place per section; *feasible = 0 when a buffer or a section alone
+ * exceeds the limit. */
+static int ex_fill_sections(ex *e, int *feasible)
+{
+    *feasible = 1;
+    for (size_t k = 0; k < e->m; k++) {
+        if (setup_past_deadline(e, k))
+            return SETUP_TIMED_OUT;
+        if (e->b[k].size > e->limit)
+            *feasible = 0;
+        for (size_t s = e->b[k].s0; s <= e->b[k].s1; s++) {
+            if (e->b[k].size > SIZE_MAX - e->rem[s])
+                *feasible = 0;
+            else
+                e->rem[s] += e->b[k].size;
+        }
+    }
+    for (size_t s = 0; s < e->n_sec && *feasible; s++)
+        if (e->rem[s] > e->limit)
+            *feasible = 0;
+    return SETUP_OK;
+}
+
+/* Restarts. The search has heavy tails: a heuristic is either lucky on an instance or lost.
+ * So runs are cut off by node budgets following the Luby sequence; the first EX_ORDERS runs
+ * try each branching rule and candidate order once, later runs also perturb the candidate
+ * order from a seed derived from the run number. Node budgets keep it deterministic, and the
+ * budgets grow without bound, so a run eventually completes and proves infeasibility when
+ * there is no plan. */
+static void ex_start_run(ex *e, unsigned long long run)
+{
+    e->order = (int)(run % 3);
+    e->bl = (int)((run / 3) % 3);
+    e->rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
+    unsigned long long budget = luby(run + 1);
+    e->run_end = budget >= (1ULL << 40) ? 0 : e->nodes + EX_FIRST_RUN * budget;
+    e->run_out = 0;
+}
+
+/* A plan was found: keeps it and, when minimising, lowers the limit below its arena.
+ * Returns whether the search is complete (not minimising, or nothing can be lower). */
+static int ex_keep_plan(ex *e)
+{
+    size_t arena = 0;
+    for (size_t k = 0; k < e->m; k++)
+        if (e->sol[k] + e->b[k].size > arena)
+            arena = e->sol[k] + e->b[k].size;
+    memcpy(e->best_pos, e->sol, e->m * sizeof *e->sol);
+    e->found = 1;
+    e->best_arena = arena;
+    if (!e->minimise || arena == 0 || arena - 1 < e->lower_bound)
+        return 1;
+    e->limit = arena - 1;
+    for (size_t sct = 0; sct < e->n_sec; sct++)
+        if (e->rem[sct] > e->limit)
+            return 1;
+    for (size_t k = 0; k < e->m; k++)
+        if (e->b[k].size > e->limit)
+            return 1;
+    return 0;
+}
+
+/* Minimising is a sequence of decisions, each limit one below the last plan found: a
+ * decision can split into independent parts, an optimisation over a shared bound not.
+ * *complete receives whether the search space was exhausted. */
+static int ex_decide(ex *e, int *complete)
+{
+    unsigned long long run = 0;
+    *complete = 0;
+    for (;;) {
+        ex_start_run(e, run);
+        run++;
+        size_t base = 0;
+        e->pool_n = 0;
+        if (!pool_reserve(e, e->m, &base))
+            return SETUP_NOMEM;
+        memcpy(e->pool + base, e->by_s0, e->m * sizeof *e->by_s0);
+        int r = dfs(e, 0, e->m, 0, base, e->m);
+        if (e->nomem)
+            return SETUP_NOMEM;
+        if (r == R_STOP && e->run_out && !e->stopped)
+            continue;
+        if (r == R_STOP)
+            return SETUP_OK;
+        if (r == R_FAIL || ex_keep_plan(e)) {
+            *complete = 1;
+            return SETUP_OK;
+        }
+    }
+}
+
+/* The setup and the search; *complete as for ex_decide. */
+static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t m,
+                  int *complete)
+{
+    size_t *sec = malloc(m * sizeof *sec);
+    int st = ex_build_buffers(e, tensors, count, m, sec);
+    free(sec);
+    if (st == SETUP_OK)
+        st = ex_build_sections(e);
+    if (st == SETUP_OK)
+        st = ex_build_overlaps(e);
+    int feasible = 0;
+    if (st == SETUP_OK)
+        st = ex_fill_sections(e, &feasible);
+    if (st != SETUP_OK)
+        return st;
+    if (!feasible) {
+        *complete = 1;
+        return SETUP_OK;
+    }
+    return ex_decide(e, complete);
+}
+
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result)
 {
     memset(result, 0, sizeof *result);
-    ex e;
-    memset(&e, 0, sizeof e);
-    e.align = params->alignment > 1 ? params->alignment : 1;
-    e.limit = params->limit;
-    e.minimise = params->minimise;
-    e.deadline = params->deadline;
-    e.node_limit = params->node_limit;
-    e.start = params->start;
-    e.last_progress = tp_clock_seconds();
-    e.lower_bound = params->lower_bound;
-    e.progress = params->progress;
-    e.user = params->user;
-    e.known_best = params->known_best;
-    e.nodes_before = params->nodes_before;
-
     size_t m = 0;
     for (size_t i = 0; i < count; i++)
         m += tensors[i].size > 0;
@@ -604,179 +914,18 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         /* too deep for this search: report that nothing was explored */
         return TP_OK;
     }
-    tp_status st = TP_OK;
-    size_t *sec = malloc(m * sizeof *sec);
-    e.m = m;
-    e.b = malloc(m * sizeof *e.b);
-    e.y = calloc(m, sizeof *e.y);
-    e.lb = calloc(m, sizeof *e.lb);
-    e.pos = calloc(m, sizeof *e.pos);
-    e.best_pos = calloc(m, sizeof *e.best_pos);
-    e.placed = calloc(m, 1);
-    e.ov_start = calloc(m + 1, sizeof *e.ov_start);
-    e.scope = calloc(m, sizeof *e.scope);
-    e.by_s0 = malloc(m * sizeof *e.by_s0);
-    e.sol = calloc(m, sizeof *e.sol);
-    if (e.scope == NULL || e.by_s0 == NULL || e.sol == NULL)
-        goto nomem;
-    if (sec == NULL || e.b == NULL || e.y == NULL || e.lb == NULL || e.pos == NULL ||
-        e.best_pos == NULL || e.placed == NULL || e.ov_start == NULL)
-        goto nomem;
-    for (size_t i = 0, k = 0; i < count; i++) {
-        if (tensors[i].size == 0)
-            continue;
-        sec[k] = tensors[i].first_use;
-        e.b[k].size = tensors[i].size;
-        e.b[k].id = i;
-        e.b[k].align = e.align;
-        if (params->alignments != NULL && params->alignments[i] > 1)
-            e.b[k].align = tp_lcm_size(e.align, params->alignments[i]);
-        k++;
-    }
-    qsort(sec, m, sizeof *sec, by_first);
-    size_t n_sec = 0;
-    for (size_t k = 0; k < m; k++)
-        if (n_sec == 0 || sec[n_sec - 1] != sec[k])
-            sec[n_sec++] = sec[k];
-    e.n_sec = n_sec;
-    for (size_t k = 0; k < m; k++) {
-        const tp_tensor_lifetime *t = &tensors[e.b[k].id];
-        e.b[k].s0 = section_index(sec, n_sec, t->first_use);
-        e.b[k].s1 = section_index(sec, n_sec, t->last_use);
-    }
-    e.floor = calloc(n_sec, sizeof *e.floor);
-    e.rem = calloc(n_sec, sizeof *e.rem);
-    e.minv = malloc(n_sec * sizeof *e.minv);
-    e.min2 = malloc(n_sec * sizeof *e.min2);
-    e.sum2 = calloc(n_sec, sizeof *e.sum2);
-    e.at = calloc(m, sizeof *e.at);
-
-    if (e.floor == NULL || e.rem == NULL || e.minv == NULL || e.min2 == NULL ||
-        e.sum2 == NULL || e.at == NULL)
-        goto nomem;
-    /* Buffers by first section, then index: a counting sort (minv holds the counts for now),
-     * which needs no comparison context; a qsort comparator reading a file-scope pointer
-     * raced between threads. */
-    for (size_t k = 0; k < n_sec; k++)
-        e.minv[k] = 0;
-    for (size_t k = 0; k < m; k++)
-        e.minv[e.b[k].s0]++;
-    for (size_t k = 0, sum = 0; k < n_sec; k++) {
-        const size_t c = e.minv[k];
-        e.minv[k] = sum;
-        sum += c;
-    }
-    for (size_t k = 0; k < m; k++)
-        e.by_s0[e.minv[e.b[k].s0]++] = (uint32_t)k;
-    for (size_t k = 0; k < n_sec; k++)
-        e.minv[k] = e.min2[k] = SIZE_MAX;
-    e.n_scopes = 1;
-
-    /* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a
-     * second at the 4,096-buffer maximum), so the time limit is checked here too. */
-    size_t total = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (setup_past_deadline(&e, i))
-            goto timed_out;
-        for (size_t j = 0; j < m; j++)
-            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
-                e.ov_start[i + 1]++;
-    }
-    for (size_t i = 0; i < m; i++) {
-        total += e.ov_start[i + 1];
-        e.ov_start[i + 1] = total;
-    }
-    if (total > EX_MAX_OVERLAPS) {
-        free(sec);
+    ex e;
+    ex_init(&e, params);
+    int complete = 0;
+    const int st = ex_run(&e, tensors, count, m, &complete);
+    if (st != SETUP_OK) {
         ex_free(&e);
+        if (st == SETUP_NOMEM)
+            return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+        /* timed out during the setup, or too many overlaps: nothing explored, nothing found */
+        result->timed_out = st == SETUP_TIMED_OUT;
         return TP_OK;
     }
-    e.ov = malloc((total ? total : 1) * sizeof *e.ov);
-    if (e.ov == NULL)
-        goto nomem;
-    for (size_t i = 0, k = 0; i < m; i++) {
-        if (setup_past_deadline(&e, i))
-            goto timed_out;
-        for (size_t j = 0; j < m; j++)
-            if (i != j && e.b[i].s0 <= e.b[j].s1 && e.b[j].s0 <= e.b[i].s1)
-                e.ov[k++] = (uint32_t)j;
-    }
-
-    int feasible = 1;
-    for (size_t k = 0; k < m; k++) {
-        if (setup_past_deadline(&e, k))
-            goto timed_out;
-        if (e.b[k].size > e.limit)
-            feasible = 0;
-        for (size_t s = e.b[k].s0; s <= e.b[k].s1; s++) {
-            if (e.b[k].size > SIZE_MAX - e.rem[s])
-                feasible = 0;
-            else
-                e.rem[s] += e.b[k].size;
-        }
-    }
-    for (size_t s = 0; s < n_sec && feasible; s++)
-        if (e.rem[s] > e.limit)
-            feasible = 0;
-
-    /* Minimising is a sequence of decisions, each limit one below the last plan found: a
-     * decision can split into independent parts, an optimisation over a shared bound not. */
-    int complete = 0;
-    unsigned long long run = 0;
-    while (feasible) {
-        /* Restarts. The search has heavy tails: a heuristic is either lucky on an instance or
-         * lost. So runs are cut off by node budgets following the Luby sequence; the first
-         * EX_ORDERS runs try each branching rule and candidate order once, later runs also
-         * perturb the candidate order from a seed derived from the run number. Node budgets keep
-         * it deterministic, and the budgets grow without bound, so a run eventually completes
-         * and proves infeasibility when there is no plan. */
-        e.order = (int)(run % 3);
-        e.bl = (int)((run / 3) % 3);
-        e.rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
-        unsigned long long budget = luby(run + 1);
-        e.run_end = budget >= (1ULL << 40) ? 0 : e.nodes + EX_FIRST_RUN * budget;
-        e.run_out = 0;
-        run++;
-        size_t base = 0;
-        e.pool_n = 0;
-        if (!pool_reserve(&e, m, &base))
-            goto nomem;
-        memcpy(e.pool + base, e.by_s0, m * sizeof *e.by_s0);
-        int r = dfs(&e, 0, m, 0, base, m);
-        if (e.nomem)
-            goto nomem;
-        if (r == R_STOP && e.run_out && !e.stopped)
-            continue;
-        if (r == R_STOP)
-            break;
-        if (r == R_FAIL) {
-            complete = 1;
-            break;
-        }
-        size_t arena = 0;
-        for (size_t k = 0; k < m; k++)
-            if (e.sol[k] + e.b[k].size > arena)
-                arena = e.sol[k] + e.b[k].size;
-        memcpy(e.best_pos, e.sol, m * sizeof *e.sol);
-        e.found = 1;
-        e.best_arena = arena;
-        if (!e.minimise || arena == 0 || arena - 1 < e.lower_bound) {
-            complete = 1;
-            break;
-        }
-        e.limit = arena - 1;
-        for (size_t sct = 0; sct < n_sec && feasible; sct++)
-            if (e.rem[sct] > e.limit)
-                feasible = 0;
-        for (size_t k = 0; k < m && feasible; k++)
-            if (e.b[k].size > e.limit)
-                feasible = 0;
-        if (!feasible)
-            complete = 1;
-    }
-    if (!feasible)
-        complete = 1;
-
     result->found = e.found;
     result->arena = e.best_arena;
     result->timed_out = e.timed_out;
@@ -790,18 +939,6 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     }
     if (e.progress != NULL)
         report_progress(&e, tp_clock_seconds());
-    free(sec);
-    ex_free(&e);
-    return st;
-
-timed_out: /* during the setup: nothing explored, nothing found */
-    result->timed_out = 1;
-    free(sec);
     ex_free(&e);
     return TP_OK;
-
-nomem:
-    free(sec);
-    ex_free(&e);
-    return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
 }

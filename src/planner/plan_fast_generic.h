@@ -20,6 +20,15 @@
 #define find_insertions W(find_insertions)
 #define first_end_above W(first_end_above)
 #define greedy_place W(greedy_place)
+#define greedy_state W(greedy_state)
+#define gp_free W(gp_free)
+#define gp_setup W(gp_setup)
+#define gp_step_nodes W(gp_step_nodes)
+#define gp_sort_sets W(gp_sort_sets)
+#define gp_cut_candidates W(gp_cut_candidates)
+#define gp_pick_gap W(gp_pick_gap)
+#define gp_insert W(gp_insert)
+#define gp_place_one W(gp_place_one)
 
 typedef struct span {
     POS start, end; /* [start, end) */
@@ -349,6 +358,227 @@ static void query_nodes(tree *t, size_t lo, size_t hi, size_t *nodes, size_t *n_
     *n_canon_out = n_canon;
 }
 
+/* The state of one greedy pass: the tree, the leaves each lifetime covers, the candidate
+ * pieces and the nodes of the current tensor and of the next one (found a step ahead). */
+typedef struct greedy_state {
+    const tp_tensor_lifetime *tensors;
+    size_t alignment;
+    tp_gap_rule rule;
+    tree t;
+    size_t *leaf_lo, *leaf_hi; /* the leaves each lifetime covers, by order */
+    piece_list cand, next;
+    size_t *nodes, *nodes_next;
+    size_t n_nodes, n_canon, n_nodes_next, n_canon_next;
+    size_t n_sets;
+    const span_set *sets[4 * 64];
+    span_set *adds[2 * 4 * 64];
+    uint32_t at[2 * 4 * 64];
+} greedy_state;
+
+static void gp_free(greedy_state *g)
+{
+    tree_free(&g->t);
+    free(g->leaf_lo);
+    free(g->leaf_hi);
+    free(g->cand.v);
+    free(g->next.v);
+    free(g->nodes);
+    free(g->nodes_next);
+}
+
+/* Leaves are the distinct first uses (tp_lifetime_ranks), and a lifetime covers the leaves
+ * from its first use to the last one inside it. */
+static tp_status gp_setup(greedy_state *g, const size_t *order, size_t n_order)
+{
+    tree *t = &g->t;
+    g->leaf_lo = malloc(n_order * sizeof *g->leaf_lo);
+    g->leaf_hi = malloc(n_order * sizeof *g->leaf_hi);
+    if (g->leaf_lo == NULL || g->leaf_hi == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
+    size_t n_times = 0;
+    tp_status st =
+        tp_lifetime_ranks(g->tensors, order, n_order, g->leaf_lo, g->leaf_hi, &n_times);
+    if (st != TP_OK)
+        return st;
+    t->leaves = 1;
+    while (t->leaves < n_times)
+        t->leaves *= 2;
+    /* A range of w leaves has no canonical node above level floor(log2 w). */
+    size_t widest = 1;
+    for (size_t k = 0; k < n_order; k++)
+        if (g->leaf_hi[k] - g->leaf_lo[k] + 1 > widest)
+            widest = g->leaf_hi[k] - g->leaf_lo[k] + 1;
+    unsigned top_level = 0;
+    while (((size_t)2 << top_level) <= widest)
+        top_level++;
+    t->top_node = t->leaves >> top_level;
+    t->own = calloc(2 * t->leaves, sizeof *t->own);
+    t->sub = calloc(2 * t->leaves, sizeof *t->sub);
+    t->stamp = calloc(2 * t->leaves, sizeof *t->stamp);
+    /* canonical nodes (<= 2 log) plus their ancestors (<= 2 log) */
+    g->nodes = malloc(4 * 64 * sizeof *g->nodes);
+    g->nodes_next = malloc(4 * 64 * sizeof *g->nodes_next);
+    if (t->own == NULL || t->sub == NULL || t->stamp == NULL || g->nodes == NULL ||
+        g->nodes_next == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the interval tree", n_order);
+    query_nodes(t, g->leaf_lo[0], g->leaf_hi[0], g->nodes_next, &g->n_nodes_next,
+                &g->n_canon_next);
+    return TP_OK;
+}
+
+/* This tensor's canonical nodes (sub sets) and their strict ancestors (own sets) were found
+ * one step ahead; find the next tensor's now and start loading its sets, so that the cache
+ * misses of the next query overlap this one's work. */
+static inline void gp_step_nodes(greedy_state *g, size_t k, size_t n_order)
+{
+    size_t *swap_nodes = g->nodes;
+    g->nodes = g->nodes_next;
+    g->nodes_next = swap_nodes;
+    g->n_nodes = g->n_nodes_next;
+    g->n_canon = g->n_canon_next;
+    if (k + 1 < n_order) {
+        query_nodes(&g->t, g->leaf_lo[k + 1], g->leaf_hi[k + 1], g->nodes_next,
+                    &g->n_nodes_next, &g->n_canon_next);
+        for (size_t c = 0; c < g->n_nodes_next; c++) {
+            PREFETCH(&g->t.sub[g->nodes_next[c]]);
+            PREFETCH(&g->t.own[g->nodes_next[c]]);
+        }
+    } else {
+        g->n_nodes_next = g->n_canon_next = 0;
+    }
+}
+
+/* The non-empty sets of the current nodes into g->sets, most bytes covered first (an
+ * insertion sort): the set closest to the union leaves the fewest candidate ranges. Starting
+ * from the set with the most blocks instead is as good with long lifetimes but not when one
+ * set is a single block covering everything and another has thousands of scattered blocks
+ * (nested lifetimes). */
+static inline void gp_sort_sets(greedy_state *g)
+{
+    size_t n_sets = 0;
+    for (size_t c = 0; c < g->n_nodes; c++) {
+        const span_set *set = c < g->n_canon ? &g->t.sub[g->nodes[c]] : &g->t.own[g->nodes[c]];
+        if (set->n == 0)
+            continue;
+        size_t j = n_sets++;
+        while (j > 0 && g->sets[j - 1]->covered < set->covered) {
+            g->sets[j] = g->sets[j - 1];
+            j--;
+        }
+        g->sets[j] = set;
+    }
+    g->n_sets = n_sets;
+}
+
+/* The candidate gaps: the free ranges (>= size) of the most covering set, cut by the others
+ * (see the top of this file). */
+static inline tp_status gp_cut_candidates(greedy_state *g, size_t size)
+{
+    const span_set *const *sets = g->sets;
+    if (!pieces_reserve(&g->cand, sets[0]->n + 1))
+        return tp_fail(TP_ERR_NOMEM, "cannot allocate %u address ranges", sets[0]->n);
+    pieces_of_set(sets[0], size, &g->cand);
+    for (size_t c = 1; c < g->n_sets; c++) {
+        /* Often a whole set lies below the lowest candidate: nothing to cut. */
+        if (sets[c]->v[sets[c]->n - 1].end <= g->cand.v[0].start)
+            continue;
+        if (!pieces_reserve(&g->next, g->cand.n + sets[c]->n))
+            return tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address ranges",
+                           g->cand.n + sets[c]->n);
+        if (sets[c]->n < g->cand.n)
+            pieces_minus_few_blocks(&g->cand, sets[c], size, &g->next);
+        else
+            pieces_minus_set(&g->cand, sets[c], size, &g->next);
+        piece_list swap = g->cand;
+        g->cand = g->next;
+        g->next = swap;
+    }
+    return TP_OK;
+}
+
+/* The bounded pieces are the candidate gaps, in address order; the unbounded one (always
+ * last) starts at the end of the last conflicting block. Scanning upward and replacing only
+ * on a strictly smaller gap gives the tie rules: the leading gap first, then the lowest. */
+static inline size_t gp_pick_gap(const greedy_state *g, size_t size, int *overflow)
+{
+    const piece_list *cand = &g->cand;
+    int found = 0;
+    size_t best_gap = 0, offset = 0;
+    for (size_t i = 0; i + 1 < cand->n; i++) {
+        const size_t gs = cand->v[i].start, ge = cand->v[i].end;
+        int of = 0;
+        const size_t at = round_up(gs, g->alignment, &of);
+        if (of || at > ge || ge - at < size)
+            continue;
+        const size_t gap = ge - gs;
+        if (!found || (g->rule == TP_GAP_BEST_FIT && gap < best_gap)) {
+            found = 1;
+            best_gap = gap;
+            offset = at;
+            if (g->rule == TP_GAP_FIRST_FIT)
+                break;
+        }
+    }
+    if (!found)
+        offset = round_up(cand->v[cand->n - 1].start, g->alignment, overflow);
+    return offset;
+}
+
+/* Starts loading the next tensor's sets, then adds [offset, offset + size) to the sets of
+ * the current nodes. A leaf is nobody's strict ancestor, so its `own` set would never be
+ * read (its `sub` set holds the same tensors). */
+static inline tp_status gp_insert(greedy_state *g, size_t offset, size_t size)
+{
+    tree *t = &g->t;
+    for (size_t c = 0; c < g->n_nodes_next; c++) {
+        const span_set *set =
+            c < g->n_canon_next ? &t->sub[g->nodes_next[c]] : &t->own[g->nodes_next[c]];
+        for (uint32_t i = 0; i < set->n; i += 64 / sizeof(span)) /* one per cache line */
+            PREFETCH(&set->v[i]);
+    }
+    size_t n_add = 0;
+    for (size_t c = 0; c < g->n_nodes; c++) {
+        const size_t node = g->nodes[c];
+        if (c < g->n_canon && node < t->leaves)
+            g->adds[n_add++] = &t->own[node];
+        g->adds[n_add++] = &t->sub[node];
+    }
+    find_insertions(g->adds, n_add, (POS)offset, g->at);
+    for (size_t c = 0; c < n_add; c++)
+        if (!set_add(&t->pool, g->adds[c], g->at[c], (POS)offset, (POS)(offset + size)))
+            return tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
+    return TP_OK;
+}
+
+/* The offset of the tensor of size `size` whose nodes are current: the chosen gap, or 0
+ * when no placed tensor conflicts. Sets *too_wide when a block would end at or above
+ * POS_MAX. */
+static inline tp_status gp_place_one(greedy_state *g, size_t id, size_t size, size_t *offset,
+                                     int *too_wide)
+{
+    int overflow = 0;
+    *offset = 0;
+    gp_sort_sets(g);
+    if (g->n_sets > 0) {
+        tp_status st = gp_cut_candidates(g, size);
+        if (st != TP_OK)
+            return st;
+        *offset = gp_pick_gap(g, size, &overflow);
+    }
+#if PLAN_FAST_WIDTH == 32
+    if (!overflow && (*offset >= POS_MAX || size >= POS_MAX - *offset)) {
+        *too_wide = 1;
+        return TP_OK;
+    }
+#else
+    (void)too_wide;
+#endif
+    if (overflow || size > SIZE_MAX - *offset)
+        return tp_fail(TP_ERR_OVERFLOW, "tensor %zu: offset %zu + size %zu overflows size_t",
+                       id, *offset, size);
+    return TP_OK;
+}
+
 /* Sets *too_wide (and returns TP_OK with no plan) when a block would end at or above POS_MAX. */
 static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
                               const size_t *order, size_t n_order, size_t alignment,
@@ -356,208 +586,42 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
                               size_t *arena_size, int *too_wide)
 {
     *too_wide = 0;
-    if (alignment == 0)
-        alignment = 1;
     for (size_t i = 0; i < count; i++)
         offsets[i] = 0;
     *arena_size = 0;
     if (n_order == 0)
         return TP_OK;
-
-    /* Leaves are the distinct first uses (tp_lifetime_ranks), and a lifetime covers the leaves
-     * from its first use to the last one inside it. */
-    tp_status st = TP_OK;
-    tree t = { 0 };
-    size_t *leaf_lo = NULL, *leaf_hi = NULL; /* the leaves each lifetime covers, by order */
-    piece_list cand = { 0 }, next = { 0 };
-    size_t *nodes = NULL, *nodes_next = NULL;
-    const span_set *sets[4 * 64];
-    span_set *adds[2 * 4 * 64];
-    uint32_t at[2 * 4 * 64];
-    leaf_lo = malloc(n_order * sizeof *leaf_lo);
-    leaf_hi = malloc(n_order * sizeof *leaf_hi);
-    if (leaf_lo == NULL || leaf_hi == NULL) {
-        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
-        goto out;
-    }
-    size_t n_times = 0;
-    st = tp_lifetime_ranks(tensors, order, n_order, leaf_lo, leaf_hi, &n_times);
-    if (st != TP_OK)
-        goto out;
-    t.leaves = 1;
-    while (t.leaves < n_times)
-        t.leaves *= 2;
-    /* A range of w leaves has no canonical node above level floor(log2 w). */
-    size_t widest = 1;
-    for (size_t k = 0; k < n_order; k++)
-        if (leaf_hi[k] - leaf_lo[k] + 1 > widest)
-            widest = leaf_hi[k] - leaf_lo[k] + 1;
-    unsigned top_level = 0;
-    while (((size_t)2 << top_level) <= widest)
-        top_level++;
-    t.top_node = t.leaves >> top_level;
-    t.own = calloc(2 * t.leaves, sizeof *t.own);
-    t.sub = calloc(2 * t.leaves, sizeof *t.sub);
-    t.stamp = calloc(2 * t.leaves, sizeof *t.stamp);
-    /* canonical nodes (<= 2 log) plus their ancestors (<= 2 log) */
-    nodes = malloc(4 * 64 * sizeof *nodes);
-    nodes_next = malloc(4 * 64 * sizeof *nodes_next);
-    if (t.own == NULL || t.sub == NULL || t.stamp == NULL || nodes == NULL ||
-        nodes_next == NULL) {
-        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the interval tree", n_order);
-        goto out;
-    }
-
+    greedy_state g;
+    memset(&g, 0, sizeof g);
+    g.tensors = tensors;
+    g.alignment = alignment == 0 ? 1 : alignment;
+    g.rule = rule;
+    tp_status st = gp_setup(&g, order, n_order);
     size_t arena = 0;
-    size_t n_nodes_next = 0, n_canon_next = 0;
-    query_nodes(&t, leaf_lo[0], leaf_hi[0], nodes_next, &n_nodes_next, &n_canon_next);
     double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
-    for (size_t k = 0; k < n_order; k++) {
+    for (size_t k = 0; k < n_order && st == TP_OK; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
         if (ticker != NULL && (k & 1023u) == 1023u && tp_clock_seconds() - last_tick >= 0.1) {
             ticker->tick(k, n_order, ticker->user);
             last_tick = tp_clock_seconds();
         }
-
-        /* This tensor's canonical nodes (sub sets) and their strict ancestors (own sets) were
-         * found one step ahead; find the next tensor's now and start loading its sets, so
-         * that the cache misses of the next query overlap this one's work. */
-        size_t *swap_nodes = nodes;
-        nodes = nodes_next;
-        nodes_next = swap_nodes;
-        const size_t n_nodes = n_nodes_next, n_canon = n_canon_next;
-        if (k + 1 < n_order) {
-            query_nodes(&t, leaf_lo[k + 1], leaf_hi[k + 1], nodes_next, &n_nodes_next,
-                        &n_canon_next);
-            for (size_t c = 0; c < n_nodes_next; c++) {
-                PREFETCH(&t.sub[nodes_next[c]]);
-                PREFETCH(&t.own[nodes_next[c]]);
-            }
-        } else {
-            n_nodes_next = n_canon_next = 0;
-        }
-
-        /* The candidate gaps: the free ranges (>= size) of the most covering set, cut by the
-         * others (see the top of this file). */
-        size_t n_sets = 0;
-        for (size_t c = 0; c < n_nodes; c++) {
-            const span_set *set = c < n_canon ? &t.sub[nodes[c]] : &t.own[nodes[c]];
-            if (set->n == 0)
-                continue;
-            /* Insertion sort, most bytes covered first: the set closest to the union leaves
-             * the fewest candidate ranges. Starting from the set with the most blocks instead
-             * is as good with long lifetimes but not when one set is a single block covering
-             * everything and another has thousands of scattered blocks (nested lifetimes). */
-            size_t j = n_sets++;
-            while (j > 0 && sets[j - 1]->covered < set->covered) {
-                sets[j] = sets[j - 1];
-                j--;
-            }
-            sets[j] = set;
-        }
-
+        gp_step_nodes(&g, k, n_order);
         size_t offset = 0;
-        int overflow = 0;
-        if (n_sets > 0) {
-            if (!pieces_reserve(&cand, sets[0]->n + 1)) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot allocate %u address ranges", sets[0]->n);
-                goto out;
-            }
-            pieces_of_set(sets[0], size, &cand);
-            for (size_t c = 1; c < n_sets; c++) {
-                /* Often a whole set lies below the lowest candidate: nothing to cut. */
-                if (sets[c]->v[sets[c]->n - 1].end <= cand.v[0].start)
-                    continue;
-                if (!pieces_reserve(&next, cand.n + sets[c]->n)) {
-                    st = tp_fail(TP_ERR_NOMEM, "cannot allocate %zu address ranges",
-                                 cand.n + sets[c]->n);
-                    goto out;
-                }
-                if (sets[c]->n < cand.n)
-                    pieces_minus_few_blocks(&cand, sets[c], size, &next);
-                else
-                    pieces_minus_set(&cand, sets[c], size, &next);
-                piece_list swap = cand;
-                cand = next;
-                next = swap;
-            }
-
-            /* The bounded pieces are the candidate gaps, in address order; the unbounded one
-             * (always last) starts at the end of the last conflicting block. Scanning upward
-             * and replacing only on a strictly smaller gap gives the tie rules: the leading
-             * gap first, then the lowest. */
-            int found = 0;
-            size_t best_gap = 0;
-            for (size_t g = 0; g + 1 < cand.n; g++) {
-                const size_t gs = cand.v[g].start, ge = cand.v[g].end;
-                int of = 0;
-                const size_t at = round_up(gs, alignment, &of);
-                if (of || at > ge || ge - at < size)
-                    continue;
-                const size_t gap = ge - gs;
-                if (!found || (rule == TP_GAP_BEST_FIT && gap < best_gap)) {
-                    found = 1;
-                    best_gap = gap;
-                    offset = at;
-                    if (rule == TP_GAP_FIRST_FIT)
-                        break;
-                }
-            }
-            if (!found)
-                offset = round_up(cand.v[cand.n - 1].start, alignment, &overflow);
-        }
-#if PLAN_FAST_WIDTH == 32
-        if (!overflow && (offset >= POS_MAX || size >= POS_MAX - offset)) {
-            *too_wide = 1;
-            goto out;
-        }
-#endif
-        if (overflow || size > SIZE_MAX - offset) {
-            st = tp_fail(TP_ERR_OVERFLOW, "tensor %zu: offset %zu + size %zu overflows size_t",
-                         id, offset, size);
-            goto out;
-        }
+        st = gp_place_one(&g, id, size, &offset, too_wide);
+        if (st != TP_OK || *too_wide)
+            break;
         offsets[id] = offset;
-        for (size_t c = 0; c < n_nodes_next; c++) {
-            const span_set *set =
-                c < n_canon_next ? &t.sub[nodes_next[c]] : &t.own[nodes_next[c]];
-            for (uint32_t i = 0; i < set->n; i += 64 / sizeof(span)) /* one per cache line */
-                PREFETCH(&set->v[i]);
-        }
         if (offset + size > arena)
             arena = offset + size;
-
-        /* A leaf is nobody's strict ancestor, so its `own` set would never be read (its
-         * `sub` set holds the same tensors). */
-        size_t n_add = 0;
-        for (size_t c = 0; c < n_nodes; c++) {
-            const size_t node = nodes[c];
-            if (c < n_canon && node < t.leaves)
-                adds[n_add++] = &t.own[node];
-            adds[n_add++] = &t.sub[node];
-        }
-        find_insertions(adds, n_add, (POS)offset, at);
-        for (size_t c = 0; c < n_add; c++) {
-            if (!set_add(&t.pool, adds[c], at[c], (POS)offset, (POS)(offset + size))) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot grow the interval tree");
-                goto out;
-            }
-        }
+        st = gp_insert(&g, offset, size);
     }
-    *arena_size = arena;
-
-out:
+    if (st == TP_OK && !*too_wide)
+        *arena_size = arena;
     if (st != TP_OK)
         for (size_t i = 0; i < count; i++)
             offsets[i] = 0;
-    tree_free(&t);
-    free(leaf_lo);
-    free(leaf_hi);
-    free(cand.v);
-    free(next.v);
-    free(nodes);
-    free(nodes_next);
+    gp_free(&g);
     return st;
 }
 
@@ -581,4 +645,13 @@ out:
 #undef find_insertions
 #undef first_end_above
 #undef greedy_place
+#undef greedy_state
+#undef gp_free
+#undef gp_setup
+#undef gp_step_nodes
+#undef gp_sort_sets
+#undef gp_cut_candidates
+#undef gp_pick_gap
+#undef gp_insert
+#undef gp_place_one
 

@@ -596,6 +596,147 @@ unsigned tp_scan_default_threads(size_t n_order)
     return cpus > MAX_THREADS ? MAX_THREADS : cpus;
 }
 
+/* Sets up s with its thread count and kernel; no thread started yet. */
+static void scan_init(scan *s, unsigned threads, tp_scan_kernel kernel, size_t n_order)
+{
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->go, 0);
+    atomic_init(&s->done, 0);
+    atomic_init(&s->quit, 0);
+    atomic_init(&s->sleepers, 0);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    s->threads = threads == 0 ? tp_scan_default_threads(n_order) : threads;
+    if (s->threads > MAX_THREADS)
+        s->threads = MAX_THREADS;
+    s->level = tp_scan_level();
+    if (kernel == TP_SCAN_GENERIC)
+        s->level = 0;
+    else if (kernel == TP_SCAN_AVX2 && s->level > 1)
+        s->level = 1;
+    for (unsigned t = 0; t < MAX_THREADS; t++)
+        s->w[t].scan = s;
+}
+
+static void scan_start_helpers(scan *s)
+{
+    for (unsigned t = 1; t < s->threads; t++) {
+        if (pthread_create(&s->w[t].thread, NULL, helper_main, &s->w[t]) != 0) {
+            s->threads = t; /* fewer helpers: the same plan, a little later */
+            break;
+        }
+        s->w[t].started = 1;
+    }
+}
+
+/* Stops and joins the helpers and frees every worker's chunks and records. */
+static void scan_finish(scan *s)
+{
+    atomic_store(&s->quit, 1);
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    for (unsigned t = 1; t < MAX_THREADS; t++)
+        if (s->w[t].started)
+            pthread_join(s->w[t].thread, NULL);
+    for (unsigned t = 0; t < MAX_THREADS; t++) {
+        for (size_t c = 0; c < s->w[t].n; c++)
+            free(s->w[t].chunks[c]);
+        free(s->w[t].chunks);
+        free(s->w[t].rec_e);
+        free(s->w[t].rec_a);
+        free(s->w[t].rec_lane);
+        free(s->w[t].scratch);
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake);
+}
+
+/* Runs the query s->q on every worker (the calling thread is worker 0) and settles it:
+ * returns the start of the chosen gap, or where the union ends when no gap fits, in *from.
+ * Returns 0 when a worker could not allocate. */
+static inline int scan_query(scan *s, uint32_t *from)
+{
+    uint32_t bound = 0;
+    for (unsigned t = 0; t < s->threads; t++) {
+        s->w[t].in_bound = bound;
+        bound = s->w[t].b_max > bound ? s->w[t].b_max : bound;
+    }
+    if (s->threads > 1) {
+        atomic_store(&s->done, 0);
+        atomic_fetch_add(&s->go, 1);
+        wake_sleepers(s);
+    }
+    worker_turn(s, &s->w[0]);
+    if (s->threads > 1)
+        wait_for(s, &s->done, s->threads - 1, 0);
+    for (unsigned t = 0; t < s->threads; t++)
+        if (s->w[t].failed)
+            return 0;
+    uint32_t gap, start;
+    const uint32_t end = settle(s, &gap, &start);
+    *from = start != UINT32_MAX ? start : end;
+    return 1;
+}
+
+/* Hands the block [a, b) used during [f, l] to the worker whose part of the address order
+ * takes it: inserted by the owner's thread at the start of its next turn. */
+static inline void scan_route(scan *s, uint32_t a, uint32_t b, uint32_t f, uint32_t l)
+{
+    worker *w = &s->w[owner_of(s, a)];
+    w->pending = 1;
+    w->pa = a;
+    w->pb = b;
+    w->pf = f;
+    w->pl = l;
+    w->tensors++;
+    w->b_max = w->pb > w->b_max ? w->pb : w->b_max;
+}
+
+/* The placements of tp_scan_place, in order, with the helpers running; first and last are
+ * the ranks of each tensor's lifetime. */
+static tp_status scan_place_all(scan *s, const tp_tensor_lifetime *tensors, const size_t *order,
+                                size_t n_order, const size_t *first, const size_t *last,
+                                uint32_t align, tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                                size_t *offsets, size_t *arena_size, int *declined)
+{
+    const uint32_t limit = UINT32_MAX - align; /* every block ends at or below this */
+    size_t arena = 0;
+    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
+    for (size_t k = 0; k < n_order; k++) {
+        const size_t id = order[k];
+        const size_t size = tensors[id].size;
+        if (ticker != NULL && (k & 255u) == 255u && tp_clock_seconds() - last_tick >= 0.1) {
+            ticker->tick(k, n_order, ticker->user);
+            last_tick = tp_clock_seconds();
+        }
+        if (size > limit) {
+            *declined = 1;
+            return TP_OK;
+        }
+        s->q = (query){ (uint32_t)size, (uint32_t)first[k], (uint32_t)last[k], align,
+                        rule == TP_GAP_FIRST_FIT ? 0u : UINT32_MAX };
+        uint32_t from;
+        if (!scan_query(s, &from))
+            return tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+        const uint32_t offset = (from + (align - 1)) & ~(align - 1);
+        if (offset > limit - size) {
+            *declined = 1;
+            return TP_OK;
+        }
+        offsets[id] = offset;
+        if (offset + size > arena)
+            arena = offset + size;
+        if (k + 1 == n_order)
+            break;
+        if (!rebalance(s))
+            return tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
+        scan_route(s, offset, (uint32_t)(offset + size), (uint32_t)first[k], (uint32_t)last[k]);
+    }
+    *arena_size = arena;
+    return TP_OK;
+}
+
 tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
@@ -614,134 +755,27 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
         *declined = 1;
         return TP_OK;
     }
-
     tp_status st = TP_OK;
     scan s;
-    memset(&s, 0, sizeof s);
-    atomic_init(&s.go, 0);
-    atomic_init(&s.done, 0);
-    atomic_init(&s.quit, 0);
-    atomic_init(&s.sleepers, 0);
-    pthread_mutex_init(&s.lock, NULL);
-    pthread_cond_init(&s.wake, NULL);
-    s.threads = threads == 0 ? tp_scan_default_threads(n_order) : threads;
-    if (s.threads > MAX_THREADS)
-        s.threads = MAX_THREADS;
-    s.level = tp_scan_level();
-    if (kernel == TP_SCAN_GENERIC)
-        s.level = 0;
-    else if (kernel == TP_SCAN_AVX2 && s.level > 1)
-        s.level = 1;
-    for (unsigned t = 0; t < MAX_THREADS; t++)
-        s.w[t].scan = &s;
-
+    scan_init(&s, threads, kernel, n_order);
     /* Times become ranks (tp_lifetime_ranks): below n_order, so 32 bits suffice. */
     size_t *first = malloc(n_order * sizeof *first), *last = malloc(n_order * sizeof *last);
-    if (first == NULL || last == NULL) {
-        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
-        goto out;
-    }
     size_t n_ranks = 0;
-    st = tp_lifetime_ranks(tensors, order, n_order, first, last, &n_ranks);
-    if (st != TP_OK)
-        goto out;
-
-    for (unsigned t = 1; t < s.threads; t++) {
-        if (pthread_create(&s.w[t].thread, NULL, helper_main, &s.w[t]) != 0) {
-            s.threads = t; /* fewer helpers: the same plan, a little later */
-            break;
-        }
-        s.w[t].started = 1;
+    if (first == NULL || last == NULL)
+        st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
+    else
+        st = tp_lifetime_ranks(tensors, order, n_order, first, last, &n_ranks);
+    if (st == TP_OK) {
+        scan_start_helpers(&s);
+        st = scan_place_all(&s, tensors, order, n_order, first, last, (uint32_t)alignment, rule,
+                            ticker, offsets, arena_size, declined);
     }
-
-    const uint32_t align = (uint32_t)alignment;
-    const uint32_t limit = UINT32_MAX - align; /* every block ends at or below this */
-    size_t arena = 0;
-    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
-    for (size_t k = 0; k < n_order; k++) {
-        const size_t id = order[k];
-        const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 255u) == 255u && tp_clock_seconds() - last_tick >= 0.1) {
-            ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_clock_seconds();
-        }
-        if (size > limit) {
-            *declined = 1;
-            goto out;
-        }
-        s.q = (query){ (uint32_t)size, (uint32_t)first[k], (uint32_t)last[k], align,
-                       rule == TP_GAP_FIRST_FIT ? 0u : UINT32_MAX };
-        uint32_t bound = 0;
-        for (unsigned t = 0; t < s.threads; t++) {
-            s.w[t].in_bound = bound;
-            bound = s.w[t].b_max > bound ? s.w[t].b_max : bound;
-        }
-        if (s.threads > 1) {
-            atomic_store(&s.done, 0);
-            atomic_fetch_add(&s.go, 1);
-            wake_sleepers(&s);
-        }
-        worker_turn(&s, &s.w[0]);
-        if (s.threads > 1)
-            wait_for(&s, &s.done, s.threads - 1, 0);
-        for (unsigned t = 0; t < s.threads; t++)
-            if (s.w[t].failed) {
-                st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
-                goto out;
-            }
-        uint32_t gap, start;
-        const uint32_t end = settle(&s, &gap, &start);
-        const uint32_t from = start != UINT32_MAX ? start : end;
-        const uint32_t offset = (from + (align - 1)) & ~(align - 1);
-        if (offset > limit - size) {
-            *declined = 1;
-            goto out;
-        }
-        offsets[id] = offset;
-        if (offset + size > arena)
-            arena = offset + size;
-        if (k + 1 == n_order)
-            break;
-        if (!rebalance(&s)) {
-            st = tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
-            goto out;
-        }
-        /* inserted by the owner's thread at the start of its next turn */
-        worker *w = &s.w[owner_of(&s, offset)];
-        w->pending = 1;
-        w->pa = offset;
-        w->pb = (uint32_t)(offset + size);
-        w->pf = (uint32_t)first[k];
-        w->pl = (uint32_t)last[k];
-        w->tensors++;
-        w->b_max = w->pb > w->b_max ? w->pb : w->b_max;
-    }
-    *arena_size = arena;
-
-out:
-    atomic_store(&s.quit, 1);
-    pthread_mutex_lock(&s.lock);
-    pthread_cond_broadcast(&s.wake);
-    pthread_mutex_unlock(&s.lock);
-    for (unsigned t = 1; t < MAX_THREADS; t++)
-        if (s.w[t].started)
-            pthread_join(s.w[t].thread, NULL);
-    for (unsigned t = 0; t < MAX_THREADS; t++) {
-        for (size_t c = 0; c < s.w[t].n; c++)
-            free(s.w[t].chunks[c]);
-        free(s.w[t].chunks);
-        free(s.w[t].rec_e);
-        free(s.w[t].rec_a);
-        free(s.w[t].rec_lane);
-        free(s.w[t].scratch);
-    }
+    scan_finish(&s);
     if (st != TP_OK || *declined) {
         for (size_t i = 0; i < count; i++)
             offsets[i] = 0;
         *arena_size = 0;
     }
-    pthread_mutex_destroy(&s.lock);
-    pthread_cond_destroy(&s.wake);
     free(first);
     free(last);
     return st;
