@@ -92,7 +92,8 @@ size_t tp_gguf_alignment(const tp_gguf *g);
 size_t tp_gguf_data_offset(const tp_gguf *g); /* where the data section starts */
 size_t tp_gguf_file_size(const tp_gguf *g);
 
-/* Metadata in file order, and by key (NULL when absent). */
+/* Metadata in file order, and by key (NULL when absent); for an index out of range
+ * tp_gguf_kv_at and tp_gguf_key give NULL and tp_gguf_kv_type TP_GGUF_VTYPE_COUNT. */
 size_t tp_gguf_kv_count(const tp_gguf *g);
 const tp_gguf_kv *tp_gguf_kv_at(const tp_gguf *g, size_t i);
 const char *tp_gguf_key(const tp_gguf *g, size_t i);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -353,6 +354,7 @@ tp_status tp_gguf_writer_write(const tp_gguf_writer *w, const char *path)
         free(tmp);
         return st;
     }
+    (void)fchmod(fd, 0644); /* mkstemp makes it private; a model file is an ordinary output */
     tp_status st = emit(w, f, path);
     if (fclose(f) != 0 && st == TP_OK)
         st = tp_fail(TP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
