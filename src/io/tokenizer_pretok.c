@@ -10,7 +10,7 @@
 #include "io/tokenizer_internal.h"
 
 /* \s of the pre-tokenizers, as the contents of a character class: exactly these code points
- * (PCRE2's own \s under UCP differs at U+0085). */
+ * (PCRE2's own \s under UCP also matches U+180E). */
 #define SP "\\x{9}-\\x{D}\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}" \
            "\\x{202F}\\x{205F}\\x{3000}"
 
