@@ -38,6 +38,10 @@ int tp_cmd_run(int argc, char **argv);
 void tp_help_run(FILE *out);
 int tp_cmd_inspect(int argc, char **argv);
 void tp_help_inspect(FILE *out);
+int tp_cmd_tokenize(int argc, char **argv);
+void tp_help_tokenize(FILE *out);
+int tp_cmd_detokenize(int argc, char **argv);
+void tp_help_detokenize(FILE *out);
 
 /* Option parsing shared by subcommands (tools/cli_util.c).
  * If argv[*i] is the flag NAME ("--name VALUE" or "--name=VALUE") or SHORT_NAME ("-o VALUE",

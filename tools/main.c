@@ -23,6 +23,10 @@ static const tp_command commands[] = {
      tp_help_run},
     {"inspect", "check a GGUF file and show its metadata, tensor table and bytes per type",
      tp_cmd_inspect, tp_help_inspect},
+    {"tokenize", "token ids of a text with a GGUF file's vocabulary", tp_cmd_tokenize,
+     tp_help_tokenize},
+    {"detokenize", "the text of token ids with a GGUF file's vocabulary", tp_cmd_detokenize,
+     tp_help_detokenize},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 
