@@ -42,6 +42,8 @@ int tp_cmd_tokenize(int argc, char **argv);
 void tp_help_tokenize(FILE *out);
 int tp_cmd_detokenize(int argc, char **argv);
 void tp_help_detokenize(FILE *out);
+int tp_cmd_write_model(int argc, char **argv);
+void tp_help_write_model(FILE *out);
 
 /* Option parsing shared by subcommands (tools/cli_util.c).
  * If argv[*i] is the flag NAME ("--name VALUE" or "--name=VALUE") or SHORT_NAME ("-o VALUE",

@@ -17,7 +17,7 @@ static const tp_command commands[] = {
      tp_help_graph},
     {"alloc", "plan where every node of a graph file lives (pools or arena, KV regions)",
      tp_cmd_alloc, tp_help_alloc},
-    {"model", "memory report of a built-in model: weights, KV, activations per strategy",
+    {"model", "memory report of a GGUF file or built-in model: weights, KV, activations",
      tp_cmd_model, tp_help_model},
     {"run", "run a built-in model (random weights) through the planned graph", tp_cmd_run,
      tp_help_run},
@@ -27,6 +27,8 @@ static const tp_command commands[] = {
      tp_help_tokenize},
     {"detokenize", "the text of token ids with a GGUF file's vocabulary", tp_cmd_detokenize,
      tp_help_detokenize},
+    {"write-model", "write a GGUF test model of a built-in config (random weights)",
+     tp_cmd_write_model, tp_help_write_model},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
 

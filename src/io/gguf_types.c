@@ -1,5 +1,5 @@
-/* GGUF tensor and value types (docs/gguf.md, "Tensor types"): ids, names, block sizes, and the
- * byte size of a tensor. */
+/* GGUF tensor and value types (docs/gguf.md, "Tensor types"): the tensor types as quant.h
+ * tables them (docs/quant.md), the byte size of a tensor, and the value types. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,73 +8,33 @@
 #include "common/error.h"
 #include "io/gguf_internal.h"
 #include "tensorplan/gguf.h"
+#include "tensorplan/quant.h"
 
-enum { T_UNKNOWN = 0, T_OK, T_RETIRED, T_UNSUPPORTED };
-
-typedef struct type_info {
-    const char *name;
-    uint16_t block_elems;
-    uint16_t block_bytes;
-    uint8_t state;
-} type_info;
-
-#define OK_(n, e, b) { n, e, b, T_OK }
-#define RETIRED_(n) { n, 0, 0, T_RETIRED }
-#define UNSUP_(n) { n, 0, 0, T_UNSUPPORTED }
-
-static const type_info types[] = {
-    [0] = OK_("F32", 1, 4),         [1] = OK_("F16", 1, 2),
-    [2] = OK_("Q4_0", 32, 18),      [3] = OK_("Q4_1", 32, 20),
-    [4] = RETIRED_("Q4_2"),         [5] = RETIRED_("Q4_3"),
-    [6] = OK_("Q5_0", 32, 22),      [7] = OK_("Q5_1", 32, 24),
-    [8] = OK_("Q8_0", 32, 34),      [9] = OK_("Q8_1", 32, 36),
-    [10] = OK_("Q2_K", 256, 84),    [11] = OK_("Q3_K", 256, 110),
-    [12] = OK_("Q4_K", 256, 144),   [13] = OK_("Q5_K", 256, 176),
-    [14] = OK_("Q6_K", 256, 210),   [15] = OK_("Q8_K", 256, 292),
-    [16] = UNSUP_("IQ2_XXS"),       [17] = UNSUP_("IQ2_XS"),
-    [18] = UNSUP_("IQ3_XXS"),       [19] = UNSUP_("IQ1_S"),
-    [20] = UNSUP_("IQ4_NL"),        [21] = UNSUP_("IQ3_S"),
-    [22] = UNSUP_("IQ2_S"),         [23] = UNSUP_("IQ4_XS"),
-    [24] = OK_("I8", 1, 1),         [25] = OK_("I16", 1, 2),
-    [26] = OK_("I32", 1, 4),        [27] = OK_("I64", 1, 8),
-    [28] = OK_("F64", 1, 8),        [29] = UNSUP_("IQ1_M"),
-    [30] = OK_("BF16", 1, 2),       [31] = RETIRED_("Q4_0_4_4"),
-    [32] = RETIRED_("Q4_0_4_8"),    [33] = RETIRED_("Q4_0_8_8"),
-    [34] = UNSUP_("TQ1_0"),         [35] = UNSUP_("TQ2_0"),
-    [36] = RETIRED_("IQ4_NL_4_4"),  [37] = RETIRED_("IQ4_NL_4_8"),
-    [38] = RETIRED_("IQ4_NL_8_8"),  [39] = UNSUP_("MXFP4"),
-};
-enum { N_TYPES = sizeof types / sizeof types[0] };
-
-static const type_info *info(uint32_t type)
-{
-    return type < N_TYPES ? &types[type] : NULL;
-}
-
+/* The one type table of the project is quant.h's (src/backend/quant.c): an id without an
+ * entry is unknown, a retired entry is refused as retired, an entry without a block size is
+ * named but not supported. */
 const char *tp_gguf_type_name(uint32_t type)
 {
-    const type_info *t = info(type);
-    return t && (t->state == T_OK || t->state == T_UNSUPPORTED) ? t->name : NULL;
+    const tp_type_info *t = tp_type_get(type);
+    return t && !t->retired ? t->name : NULL;
 }
 
 size_t tp_gguf_type_block_elems(uint32_t type)
 {
-    const type_info *t = info(type);
-    return t && t->state == T_OK ? t->block_elems : 0;
+    return tp_type_block_elems(type);
 }
 
 size_t tp_gguf_type_block_bytes(uint32_t type)
 {
-    const type_info *t = info(type);
-    return t && t->state == T_OK ? t->block_bytes : 0;
+    return tp_type_block_bytes(type);
 }
 
 void tp_gguf_type_refusal(uint32_t type, char *buf, size_t size)
 {
-    const type_info *t = info(type);
-    if (!t || t->state == T_UNKNOWN)
+    const tp_type_info *t = tp_type_get(type);
+    if (!t)
         snprintf(buf, size, "%u (unknown)", (unsigned)type);
-    else if (t->state == T_RETIRED)
+    else if (t->retired)
         snprintf(buf, size, "%u (%s, retired)", (unsigned)type, t->name);
     else
         snprintf(buf, size, "%u (%s, not supported)", (unsigned)type, t->name);
