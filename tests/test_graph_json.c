@@ -135,6 +135,11 @@ static void assert_same_graph(const tp_graph *a, const tp_graph *b)
         assert_int_equal(x->p.head_dim, y->p.head_dim);
         assert_string_equal(x->p.weight, y->p.weight);
         assert_string_equal(x->p.bias, y->p.bias);
+        assert_int_equal(x->p.rope_mode, y->p.rope_mode);
+        assert_true(memcmp(&x->p.rope_freq_scale, &y->p.rope_freq_scale, sizeof(float)) == 0);
+        assert_true(memcmp(&x->p.rope_ext_factor, &y->p.rope_ext_factor, sizeof(float)) == 0);
+        assert_true(memcmp(&x->p.rope_attn_factor, &y->p.rope_attn_factor, sizeof(float)) == 0);
+        assert_int_equal(x->p.rope_n_ctx_orig, y->p.rope_n_ctx_orig);
         assert_true((x->extra == NULL) == (y->extra == NULL));
         if (x->extra)
             assert_string_equal(x->extra, y->extra);
@@ -172,6 +177,13 @@ static void test_base_reads(void **state)
     assert_int_equal(g->nodes[0].dtype, TP_DTYPE_I32);
     assert_true(g->nodes[3].p.eps == 1e-6f);
     assert_true(g->nodes[6].p.rope_base == 10000.0f);
+    /* a file without the rope keys reads the neutral values (docs/graph.md) */
+    assert_int_equal(g->nodes[6].p.rope_mode, TP_ROPE_NEOX);
+    assert_true(g->nodes[6].p.rope_freq_scale == 1.0f);
+    assert_true(g->nodes[6].p.rope_ext_factor == 0.0f);
+    assert_true(g->nodes[6].p.rope_attn_factor == 1.0f);
+    assert_int_equal(g->nodes[6].p.rope_n_ctx_orig, 0);
+    assert_string_equal(g->nodes[6].p.weight, "");
     assert_string_equal(g->nodes[4].p.bias, "bq");
     assert_int_equal(g->nodes[10].p.n_head_kv, 1);
     assert_int_equal(g->nodes[12].src[1], 10);
@@ -204,6 +216,29 @@ static void test_model_round_trips(void **state)
         round_trip(g);
         tp_graph_destroy(g);
     }
+    /* a llama-family graph: NORM rope with rope_freqs and YaRN, every optional bias */
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
+    c.arch = TP_ARCH_LLAMA;
+    c.rope_mode = TP_ROPE_NORM;
+    c.rope_freqs = c.attn_out_bias = c.ffn_bias = c.output_bias = 1;
+    c.tied_embeddings = 0;
+    c.rope_freq_scale = 0.125f;
+    c.rope_ext_factor = 1.0f;
+    c.rope_attn_factor = 1.25f;
+    c.rope_n_ctx_orig = 8192;
+    tp_graph_params p = {.n_tokens = 3, .n_out = 1, .n_ctx = 8};
+    tp_graph *g;
+    assert_int_equal(tp_model_build_graph(&c, &p, &g), TP_OK);
+    char *text;
+    assert_int_equal(tp_graph_to_json(g, &text), TP_OK);
+    assert_non_null(strstr(text, "\"rope_mode\": \"norm\", \"rope_freq_scale\": 0.125, "
+                                 "\"rope_ext_factor\": 1, \"rope_attn_factor\": 1.25, "
+                                 "\"rope_n_ctx_orig\": 8192"));
+    assert_non_null(strstr(text, "\"weight\": \"rope_freqs.weight\""));
+    free(text);
+    round_trip(g);
+    tp_graph_destroy(g);
 }
 
 static void test_extra_keys_preserved(void **state)
@@ -317,6 +352,18 @@ static void test_malformed_refused(void **state)
         {NODE(3), "\"eps\": 1e-06", "\"eps\": 1e300", "nodes[3].eps", "finite number"},
         {NODE(4), "\"wq\"", "7", "nodes[4].weight", "expected a weight name"},
         {NODE(6), "\"n_head\": 2", "\"n_head\": -2", "nodes[6].n_head", "integer >= 0"},
+        {NODE(6), "\"n_head\": 2", "\"rope_mode\": \"gptj\", \"n_head\": 2",
+         "nodes[6].rope_mode", "expected a rope mode (neox or norm)"},
+        {NODE(6), "\"n_head\": 2", "\"rope_mode\": 1, \"n_head\": 2", "nodes[6].rope_mode",
+         "got 1"},
+        {NODE(6), "\"n_head\": 2", "\"rope_freq_scale\": 0, \"n_head\": 2",
+         "nodes[6].rope_freq_scale", "rope_freq_scale > 0"},
+        {NODE(6), "\"n_head\": 2", "\"rope_attn_factor\": \"x\", \"n_head\": 2",
+         "nodes[6].rope_attn_factor", "finite number"},
+        {NODE(6), "\"n_head\": 2", "\"rope_ext_factor\": 1, \"n_head\": 2",
+         "nodes[6].rope_n_ctx_orig", "> 0 with rope_ext_factor"},
+        {NODE(6), "\"n_head\": 2", "\"rope_n_ctx_orig\": -4, \"n_head\": 2",
+         "nodes[6].rope_n_ctx_orig", "integer >= 0"},
         {NODE(11), "\"name\": \"s\"", "\"name\": \"s\", \"name\": \"t\"", "nodes[11]", "twice"},
         {NODE(11), "{\"id\": 11", "5, {\"id\": 11", "nodes[11]", "expected a node object, got 5"},
         {5, "  \"n_ctx\": 8,", "", "n_ctx", "positive context length"},

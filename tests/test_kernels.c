@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "tensorplan/graph.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/model.h"
 #include "tensorplan/weights.h"
@@ -155,6 +156,66 @@ static void test_rms_norm_formula(void **state)
 
 /* ---- rope ------------------------------------------------------------------------------------- */
 
+/* docs/engine.md "RoPE" restated: theta_0 = p, theta_{i+1} = theta_i * powf(base, -2/hd) in
+ * f32 (the spec's repeated multiplication); the divisor, the scaling, the YaRN ramp and the
+ * rotation in double. want has the layout of x. */
+static void rope_oracle(const float *x, const uint32_t *pos, size_t nh, size_t hd, size_t nt,
+                        const tp_rope_params *p, double *want)
+{
+    const size_t half = hd / 2;
+    const float ts = powf(p->base, -2.0f / (float)hd);
+    double lo = 0, hi = 0, mscale = p->attn_factor;
+    if (p->ext_factor != 0.0f) {
+        const double pi = 3.14159265358979323846;
+        double fast = hd * log(p->n_ctx_orig / (2 * pi * 32)) / (2 * log(p->base));
+        double slow = hd * log(p->n_ctx_orig / (2 * pi * 1)) / (2 * log(p->base));
+        lo = fmax(0, floor(fast));
+        hi = fmin((double)hd - 1, ceil(slow));
+        mscale *= 1 + 0.1 * log(1 / (double)p->freq_scale);
+    }
+    for (size_t t = 0; t < nt; t++) {
+        float theta = (float)pos[t];
+        for (size_t i = 0; i < half; i++, theta *= ts) {
+            double th = p->freqs ? theta / (double)p->freqs[i] : theta;
+            double sc = p->freq_scale * th;
+            if (p->ext_factor != 0.0f) {
+                double y = ((double)i - lo) / fmax(0.001, hi - lo);
+                double ramp = 1 - fmin(1, fmax(0, y));
+                sc = sc * (1 - ramp) + th * ramp;
+            }
+            double c = cos(sc) * mscale, sn = sin(sc) * mscale;
+            for (size_t h = 0; h < nh; h++) {
+                size_t o = t * nh * hd + h * hd;
+                size_t i0 = p->mode == TP_ROPE_NEOX ? o + i : o + 2 * i;
+                size_t i1 = p->mode == TP_ROPE_NEOX ? o + i + half : o + 2 * i + 1;
+                want[i0] = x[i0] * c - x[i1] * sn;
+                want[i1] = x[i0] * sn + x[i1] * c;
+            }
+        }
+    }
+}
+
+static void check_rope(size_t nh, size_t hd, const uint32_t *pos, size_t nt,
+                       const tp_rope_params *p, double tol)
+{
+    float posf[8];
+    put_ids(posf, pos, nt);
+    float *x = rand_array(nh * hd * nt), *y = malloc(nh * hd * nt * sizeof(float));
+    double *want = malloc(nh * hd * nt * sizeof(double));
+    assert_non_null(y);
+    assert_non_null(want);
+    assert_int_equal(tp_kernel_rope_ext(x, posf, nh, hd, nt, p, y), TP_OK);
+    rope_oracle(x, pos, nh, hd, nt, p, want);
+    for (size_t i = 0; i < nh * hd * nt; i++)
+        assert_close(y[i], want[i], tol, tol);
+    /* in place */
+    assert_int_equal(tp_kernel_rope_ext(x, posf, nh, hd, nt, p, x), TP_OK);
+    assert_memory_equal(x, y, nh * hd * nt * sizeof(float));
+    free(x);
+    free(y);
+    free(want);
+}
+
 static void test_rope_neox_formula(void **state)
 {
     (void)state;
@@ -164,17 +225,14 @@ static void test_rope_neox_formula(void **state)
     float posf[4];
     put_ids(posf, pos, 4);
     float *x = rand_array(nh * hd * nt), *y = malloc(nh * hd * nt * sizeof(float));
+    double *want = malloc(nh * hd * nt * sizeof(double));
     assert_non_null(y);
+    assert_non_null(want);
     assert_int_equal(tp_kernel_rope(x, posf, nh, hd, nt, base, y), TP_OK);
-    for (size_t t = 0; t < nt; t++)
-        for (size_t h = 0; h < nh; h++)
-            for (size_t i = 0; i < hd / 2; i++) {
-                double theta = pos[t] * pow(base, -2.0 * i / hd);
-                size_t o = t * nh * hd + h * hd;
-                double a = x[o + i], b = x[o + i + hd / 2];
-                assert_close(y[o + i], a * cos(theta) - b * sin(theta), 1e-6, 1e-7);
-                assert_close(y[o + i + hd / 2], a * sin(theta) + b * cos(theta), 1e-6, 1e-7);
-            }
+    tp_rope_params p = {TP_ROPE_NEOX, base, 1.0f, 0.0f, 1.0f, 0, NULL};
+    rope_oracle(x, pos, nh, hd, nt, &p, want);
+    for (size_t i = 0; i < nh * hd * nt; i++)
+        assert_close(y[i], want[i], 1e-6, 1e-7);
     /* position 0 is the identity */
     for (size_t i = 0; i < nh * hd; i++)
         assert_true(y[i] == x[i]);
@@ -184,6 +242,51 @@ static void test_rope_neox_formula(void **state)
     assert_int_equal(tp_kernel_rope(x, posf, nh, 7, 1, base, y), TP_ERR_INVALID);
     free(x);
     free(y);
+    free(want);
+}
+
+/* NORM pairs (2i, 2i+1), rope_freqs divisors, linear scaling and a magnitude. */
+static void test_rope_norm_freqs_scaling(void **state)
+{
+    (void)state;
+    const float freqs[8] = {1.0f, 1.25f, 1.5f, 2.0f, 4.0f, 8.0f, 16.0f, 40.0f};
+    uint32_t pos[] = {0, 3, 50, 99};
+    tp_rope_params p = {TP_ROPE_NORM, 500000.0f, 0.25f, 0.0f, 1.3f, 0, freqs};
+    check_rope(2, 16, pos, 4, &p, 2e-5);
+    p.mode = TP_ROPE_NEOX;
+    check_rope(2, 16, pos, 4, &p, 2e-5);
+    /* a rotation mixes exactly the pair: NORM at position 1, head_dim 2, theta 1 */
+    float x[2] = {1.0f, 0.0f}, y[2];
+    float one[1];
+    put_ids(one, (uint32_t[]){1}, 1);
+    tp_rope_params q = {TP_ROPE_NORM, 10000.0f, 1.0f, 0.0f, 1.0f, 0, NULL};
+    assert_int_equal(tp_kernel_rope_ext(x, one, 1, 2, 1, &q, y), TP_OK);
+    assert_close(y[0], cos(1.0), 1e-6, 1e-7);
+    assert_close(y[1], sin(1.0), 1e-6, 1e-7);
+}
+
+/* YaRN: the ramp between lo = 2 and hi = 6 (head_dim 16, n_ctx_orig 4096, base 10000). */
+static void test_rope_yarn(void **state)
+{
+    (void)state;
+    uint32_t pos[] = {0, 7, 60, 120};
+    tp_rope_params p = {TP_ROPE_NEOX, 10000.0f, 0.25f, 1.0f, 1.0f, 4096, NULL};
+    check_rope(3, 16, pos, 4, &p, 2e-5);
+    p.mode = TP_ROPE_NORM;
+    p.attn_factor = 0.9f;
+    check_rope(3, 16, pos, 4, &p, 2e-5);
+    /* refusals: no original context with YaRN, an unknown mode, a zero divisor */
+    float x[16] = {0}, y[16], one[1];
+    put_ids(one, (uint32_t[]){1}, 1);
+    p.n_ctx_orig = 0;
+    assert_int_equal(tp_kernel_rope_ext(x, one, 1, 16, 1, &p, y), TP_ERR_INVALID);
+    p.n_ctx_orig = 4096;
+    p.mode = 7;
+    assert_int_equal(tp_kernel_rope_ext(x, one, 1, 16, 1, &p, y), TP_ERR_INVALID);
+    const float zero[8] = {1, 1, 1, 0, 1, 1, 1, 1};
+    p.mode = TP_ROPE_NORM;
+    p.freqs = zero;
+    assert_int_equal(tp_kernel_rope_ext(x, one, 1, 16, 1, &p, y), TP_ERR_INVALID);
 }
 
 /* ---- kv_store --------------------------------------------------------------------------------- */
@@ -487,6 +590,8 @@ int main(void)
         cmocka_unit_test(test_get_rows_by_bit_pattern),
         cmocka_unit_test(test_rms_norm_formula),
         cmocka_unit_test(test_rope_neox_formula),
+        cmocka_unit_test(test_rope_norm_freqs_scaling),
+        cmocka_unit_test(test_rope_yarn),
         cmocka_unit_test(test_kv_store_writes_rows_and_refuses_first),
         cmocka_unit_test(test_attn_grouped_causal),
         cmocka_unit_test(test_elementwise),

@@ -18,6 +18,8 @@
 enum { R_H = -1, R_POS = -2 };
 /* Feature widths of the table. */
 enum { D_NE, D_NQ, D_NKV, D_NF };
+/* Which config flag gives a projection its bias (docs/engine.md: both families). */
+enum { B_NONE, B_QKV, B_OUT, B_FFN };
 
 typedef struct row {
     const char *name;   /* the node name after "blk.L."                           */
@@ -27,28 +29,29 @@ typedef struct row {
     int width;
     int ctx;            /* shape [width, n_ctx] instead of [width, rows]          */
     const char *weight; /* blk.L.<weight>.weight, or NULL                          */
-    int bias;           /* blk.L.<weight>.bias when the model has q/k/v biases     */
+    int bias;           /* blk.L.<weight>.bias when the config's flag of this kind is
+                           set: B_QKV qkv_bias, B_OUT attn_out_bias, B_FFN ffn_bias */
 } row;
 
 /* engine.md section 2, rows 1-18. */
 static const row table[18] = {
     {"attn_norm", TP_OP_RMS_NORM, 1, {R_H}, D_NE, 0, "attn_norm", 0},
-    {"q", TP_OP_MUL_MAT, 1, {1}, D_NQ, 0, "attn_q", 1},
-    {"k", TP_OP_MUL_MAT, 1, {1}, D_NKV, 0, "attn_k", 1},
-    {"v", TP_OP_MUL_MAT, 1, {1}, D_NKV, 0, "attn_v", 1},
+    {"q", TP_OP_MUL_MAT, 1, {1}, D_NQ, 0, "attn_q", B_QKV},
+    {"k", TP_OP_MUL_MAT, 1, {1}, D_NKV, 0, "attn_k", B_QKV},
+    {"v", TP_OP_MUL_MAT, 1, {1}, D_NKV, 0, "attn_v", B_QKV},
     {"rope_q", TP_OP_ROPE, 2, {2, R_POS}, D_NQ, 0, NULL, 0},
     {"rope_k", TP_OP_ROPE, 2, {3, R_POS}, D_NKV, 0, NULL, 0},
     {"kv_store", TP_OP_KV_STORE, 3, {6, 4, R_POS}, D_NKV, 1, NULL, 0},
     {"kv_load", TP_OP_KV_LOAD, 0, {0}, D_NKV, 1, NULL, 0},
     {"attn", TP_OP_ATTN, 3, {5, 8, R_POS}, D_NQ, 0, NULL, 0},
-    {"attn_out", TP_OP_MUL_MAT, 1, {9}, D_NE, 0, "attn_output", 0},
+    {"attn_out", TP_OP_MUL_MAT, 1, {9}, D_NE, 0, "attn_output", B_OUT},
     {"attn_residual", TP_OP_ADD, 2, {R_H, 10}, D_NE, 0, NULL, 0},
     {"ffn_norm", TP_OP_RMS_NORM, 1, {11}, D_NE, 0, "ffn_norm", 0},
-    {"ffn_gate", TP_OP_MUL_MAT, 1, {12}, D_NF, 0, "ffn_gate", 0},
-    {"ffn_up", TP_OP_MUL_MAT, 1, {12}, D_NF, 0, "ffn_up", 0},
+    {"ffn_gate", TP_OP_MUL_MAT, 1, {12}, D_NF, 0, "ffn_gate", B_FFN},
+    {"ffn_up", TP_OP_MUL_MAT, 1, {12}, D_NF, 0, "ffn_up", B_FFN},
     {"ffn_silu", TP_OP_SILU, 1, {13}, D_NF, 0, NULL, 0},
     {"ffn_swiglu", TP_OP_MUL, 2, {15, 14}, D_NF, 0, NULL, 0},
-    {"ffn_down", TP_OP_MUL_MAT, 1, {16}, D_NE, 0, "ffn_down", 0},
+    {"ffn_down", TP_OP_MUL_MAT, 1, {16}, D_NE, 0, "ffn_down", B_FFN},
     {"ffn_residual", TP_OP_ADD, 2, {11, 17}, D_NE, 0, NULL, 0},
 };
 
@@ -138,9 +141,15 @@ static void oracle(const tp_model_config *c, size_t nt, size_t n_out, size_t n_c
                 x->src[s] = t->src[s] == R_H ? h : t->src[s] == R_POS ? pos : id_of[t->src[s]];
             if (t->weight) {
                 snprintf(x->weight, sizeof x->weight, "blk.%d.%s.weight", L, t->weight);
-                if (t->bias && c->qkv_bias)
+                int flag = t->bias == B_QKV   ? c->qkv_bias
+                           : t->bias == B_OUT ? c->attn_out_bias
+                           : t->bias == B_FFN ? c->ffn_bias
+                                              : 0;
+                if (flag)
                     snprintf(x->bias, sizeof x->bias, "blk.%d.%s.bias", L, t->weight);
             }
+            if (t->op == TP_OP_ROPE && c->rope_freqs)
+                strcpy(x->weight, "rope_freqs.weight");
             if (r == 16 && fuse) {
                 /* Fusion: mul(silu(13), 14) becomes swiglu(13, 14). */
                 x->op = TP_OP_SWIGLU;
@@ -159,6 +168,8 @@ static void oracle(const tp_model_config *c, size_t nt, size_t n_out, size_t n_c
     e->nodes[lg].n_src = 1;
     e->nodes[lg].src[0] = fn;
     strcpy(e->nodes[lg].weight, c->tied_embeddings ? "token_embd.weight" : "output.weight");
+    if (c->output_bias)
+        strcpy(e->nodes[lg].bias, "output.bias");
 }
 
 static size_t consumers_of(const tp_graph *g, size_t id)
@@ -226,6 +237,11 @@ static void compare(const tp_model_config *c, const tp_graph *g, const expected 
             break;
         case TP_OP_ROPE:
             assert_true(n->p.rope_base == c->rope_base);
+            assert_int_equal(n->p.rope_mode, c->rope_mode);
+            assert_true(n->p.rope_freq_scale == c->rope_freq_scale);
+            assert_true(n->p.rope_ext_factor == c->rope_ext_factor);
+            assert_true(n->p.rope_attn_factor == c->rope_attn_factor);
+            assert_int_equal(n->p.rope_n_ctx_orig, c->rope_n_ctx_orig);
             assert_int_equal(n->p.head_dim, c->head_dim);
             assert_int_equal((int64_t)n->p.n_head * c->head_dim, n->shape[0]);
             break;
@@ -403,6 +419,58 @@ static void test_custom_config(void **state)
     }
 }
 
+/* A llama-family config: NORM rope with rope_freqs and YaRN scaling, every optional bias,
+ * no q/k/v bias, untied output, grouped-query attention; and qwen2 with every bias. */
+static void test_llama_config(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
+    strcpy(c.name, "llama-small");
+    c.arch = TP_ARCH_LLAMA;
+    c.rope_mode = TP_ROPE_NORM;
+    c.qkv_bias = 0;
+    c.tied_embeddings = 0;
+    c.rope_freqs = 1;
+    c.attn_out_bias = c.ffn_bias = c.output_bias = 1;
+    c.rope_freq_scale = 0.25f;
+    c.rope_ext_factor = 1.0f;
+    c.rope_attn_factor = 1.1f;
+    c.rope_n_ctx_orig = 256;
+    for (int fuse = 0; fuse < 2; fuse++) {
+        tp_graph_params p = {.n_tokens = 5, .n_out = 2, .n_ctx = 16, .fuse_ffn = fuse};
+        tp_graph *g;
+        if (tp_model_build_graph(&c, &p, &g) != TP_OK)
+            fail_msg("%s", tp_last_error());
+        oracle(&c, 5, 2, 16, fuse, &exp_buf);
+        compare(&c, g, &exp_buf);
+        assert_string_equal(g->nodes[g->n_nodes - 1].p.bias, "output.bias");
+        tp_graph_destroy(g);
+    }
+    c.arch = TP_ARCH_QWEN2;
+    c.rope_mode = TP_ROPE_NEOX;
+    c.qkv_bias = 1;
+    c.rope_freqs = 0;
+    c.rope_ext_factor = 0.0f;
+    tp_graph_params p = {.n_tokens = 1, .n_out = 1, .n_ctx = 16};
+    tp_graph *g;
+    assert_int_equal(tp_model_build_graph(&c, &p, &g), TP_OK);
+    oracle(&c, 1, 1, 16, 0, &exp_buf);
+    compare(&c, g, &exp_buf);
+    tp_graph_destroy(g);
+    /* refusals: unknown mode, YaRN without the original context, a zero scale */
+    tp_model_config bad = c;
+    bad.rope_mode = 5;
+    assert_int_equal(tp_model_build_graph(&bad, &p, &g), TP_ERR_INVALID);
+    bad = c;
+    bad.rope_ext_factor = 1.0f;
+    bad.rope_n_ctx_orig = 0;
+    assert_int_equal(tp_model_build_graph(&bad, &p, &g), TP_ERR_INVALID);
+    bad = c;
+    bad.rope_freq_scale = 0.0f;
+    assert_int_equal(tp_model_build_graph(&bad, &p, &g), TP_ERR_INVALID);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -447,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_kv_shapes_and_names),
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_custom_config),
+        cmocka_unit_test(test_llama_config),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

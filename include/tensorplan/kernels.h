@@ -45,8 +45,31 @@ tp_status tp_kernel_rms_norm(const float *x, const float *w, size_t d, size_t n_
 tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size_t n_in,
                             size_t n_out, size_t n_tok, float *y, int n_threads);
 
-/* NEOX rope on n_head heads of head_dim per token row, in place allowed (y == x). For pair
- * (i, i + hd/2), theta = pos * base^(-2i/hd). head_dim must be even. */
+/* RoPE parameters (docs/engine.md, "RoPE"). mode is a tp_rope_mode (graph.h): NEOX rotates
+ * the pair (i, i + head_dim/2), NORM the pair (2i, 2i+1). theta_0 = position, theta_{i+1} =
+ * theta_i * base^(-2/head_dim) by repeated f32 multiplication; divided by freqs[i] when freqs
+ * is not NULL (head_dim/2 divisors); scaled by freq_scale, mixed with the unscaled angle
+ * through the YaRN ramp when ext_factor != 0 (n_ctx_orig then > 0, and the magnitude gains
+ * 1 + 0.1 ln(1/freq_scale)); cos and sin are multiplied by attn_factor. */
+typedef struct tp_rope_params {
+    int mode;
+    float base;
+    float freq_scale;  /* 1 = no scaling */
+    float ext_factor;  /* 0 = no YaRN    */
+    float attn_factor; /* 1 = none       */
+    int n_ctx_orig;
+    const float *freqs; /* NULL or head_dim/2 divisors */
+} tp_rope_params;
+
+/* The neutral parameters for base: NEOX, freq_scale 1, ext_factor 0, attn_factor 1. */
+tp_rope_params tp_rope_params_default(float base);
+
+/* RoPE on n_head heads of head_dim per token row, in place allowed (y == x). head_dim must be
+ * even, base, freq_scale and attn_factor positive, freqs (when given) finite and non-zero. */
+tp_status tp_kernel_rope_ext(const float *x, const float *positions, size_t n_head,
+                             size_t head_dim, size_t n_tok, const tp_rope_params *p, float *y);
+
+/* NEOX rope with the neutral parameters of base (tp_kernel_rope_ext). */
 tp_status tp_kernel_rope(const float *x, const float *positions, size_t n_head, size_t head_dim,
                          size_t n_tok, float base, float *y);
 

@@ -1,11 +1,13 @@
 /* The cpu backend: a host pool that executes each node as soon as it is handed one. The
  * node dispatch here is shared with the queued backend, which runs it later. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu_exec.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
+#include "tensorplan/quant.h"
 #include "tensorplan/weights.h"
 
 int tp_cpu_supports(tp_op op, tp_dtype dtype)
@@ -73,6 +75,174 @@ static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, fl
     return st;
 }
 
+/* A 1-D weight (norm weight, bias, rope divisors) of n elements as f32: an owned tensor is
+ * read in place, a view of another type is dequantized into *tmp (n floats, freed by the
+ * caller). Never used for matrices. */
+static tp_status vector_f32(const tp_exec_args *a, const tp_weight *w, size_t n, float **tmp,
+                            const float **out)
+{
+    const tp_node *nd = a->node;
+    if (w->rows * w->cols != n)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' has %zu elements, not %zu",
+                       nd->id, nd->name, w->name, w->rows * w->cols, n);
+    if (w->data) {
+        *out = w->data;
+        return TP_OK;
+    }
+    *tmp = malloc(n * sizeof(float));
+    if (!*tmp)
+        return tp_fail(TP_ERR_NOMEM, "node %zu '%s': out of memory for '%s'", nd->id, nd->name,
+                       w->name);
+    for (size_t r = 0; r < w->rows; r++)
+        TP_TRY(tp_dequantize_row(w->type, (const char *)w->bytes + r * w->row_bytes,
+                                 *tmp + r * w->cols, w->cols));
+    *out = *tmp;
+    return TP_OK;
+}
+
+static tp_status run_get_rows(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                              float *out)
+{
+    const tp_node *nd = a->node;
+    float *s0 = NULL, *s1 = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    if (nd->n_src == 1) {
+        const tp_weight *w = NULL;
+        TP_TRY(weight(a, nd->p.weight, &w));
+        if (w->cols != d)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': rows of '%s' have %zu columns, "
+                           "the node %zu", nd->id, nd->name, w->name, w->cols, d);
+        if (w->data)
+            return tp_kernel_get_rows(w->data, w->rows, d, s0, n_tok, out);
+        return tp_kernel_get_rows_typed(w->type, w->bytes, w->rows, d, s0, n_tok, out);
+    }
+    const tp_node *x = &a->graph->nodes[nd->src[0]];
+    TP_TRY(src_window(b, a, 1, &s1));
+    return tp_kernel_get_rows(s0, (size_t)x->shape[1], d, s1, n_tok, out);
+}
+
+static tp_status run_rms_norm(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                              float *out)
+{
+    const tp_node *nd = a->node;
+    float *s0 = NULL, *tmp = NULL;
+    const float *wv = NULL;
+    const tp_weight *w = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    if (nd->p.weight[0]) {
+        TP_TRY(weight(a, nd->p.weight, &w));
+        tp_status st = vector_f32(a, w, d, &tmp, &wv);
+        if (st != TP_OK) {
+            free(tmp);
+            return st;
+        }
+    }
+    tp_status st = tp_kernel_rms_norm(s0, wv, d, n_tok, nd->p.eps, out);
+    free(tmp);
+    return st;
+}
+
+static tp_status run_mul_mat(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                             float *out)
+{
+    const tp_node *nd = a->node;
+    float *s0 = NULL, *tmp = NULL;
+    const float *bv = NULL;
+    const tp_weight *w = NULL, *bias = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    TP_TRY(weight(a, nd->p.weight, &w));
+    const tp_node *x = &a->graph->nodes[nd->src[0]];
+    if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
+                       "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
+                       (long long)x->shape[0], d);
+    if (nd->p.bias[0]) {
+        TP_TRY(weight(a, nd->p.bias, &bias));
+        tp_status st = vector_f32(a, bias, d, &tmp, &bv);
+        if (st != TP_OK) {
+            free(tmp);
+            return st;
+        }
+    }
+    /* owned f32 keeps the f32 kernel; a view reads its rows in their own type */
+    tp_status st = w->data ? tp_kernel_mul_mat(w->data, bv, s0, w->cols, w->rows, n_tok, out, 0)
+                           : tp_kernel_mul_mat_typed(w->type, w->bytes, bv, s0, w->cols, w->rows,
+                                                     n_tok, out, 0);
+    free(tmp);
+    return st;
+}
+
+static tp_status run_rope(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                          float *out)
+{
+    const tp_node *nd = a->node;
+    float *s0 = NULL, *s1 = NULL, *tmp = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    TP_TRY(src_window(b, a, 1, &s1));
+    if ((size_t)nd->p.n_head * (size_t)nd->p.head_dim != d)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': %d heads of %d do not make a row of "
+                       "%zu", nd->id, nd->name, nd->p.n_head, nd->p.head_dim, d);
+    tp_rope_params rp = {nd->p.rope_mode,       nd->p.rope_base,       nd->p.rope_freq_scale,
+                         nd->p.rope_ext_factor, nd->p.rope_attn_factor, nd->p.rope_n_ctx_orig,
+                         NULL};
+    if (nd->p.weight[0]) {
+        const tp_weight *w = NULL;
+        TP_TRY(weight(a, nd->p.weight, &w));
+        tp_status st = vector_f32(a, w, (size_t)nd->p.head_dim / 2, &tmp, &rp.freqs);
+        if (st != TP_OK) {
+            free(tmp);
+            return st;
+        }
+    }
+    tp_status st = tp_kernel_rope_ext(s0, s1, (size_t)nd->p.n_head, (size_t)nd->p.head_dim,
+                                      n_tok, &rp, out);
+    free(tmp);
+    return st;
+}
+
+static tp_status run_kv(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
+                        float *out)
+{
+    const tp_node *nd = a->node;
+    float *K = NULL, *V = NULL, *s0 = NULL, *s1 = NULL, *s2 = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    if (nd->op == TP_OP_KV_STORE) {
+        const tp_node *k = &a->graph->nodes[nd->src[0]];
+        TP_TRY(src_window(b, a, 1, &s1));
+        TP_TRY(src_window(b, a, 2, &s2));
+        TP_TRY(kv_regions(b, a, d, &K, &V));
+        return tp_kernel_kv_store(s0, s1, s2, d, (size_t)k->shape[1], K, V, a->n_ctx);
+    }
+    TP_TRY(src_window(b, a, 2, &s2));
+    size_t kv_row = (size_t)nd->p.n_head_kv * (size_t)nd->p.head_dim;
+    TP_TRY(kv_regions(b, a, kv_row, &K, &V));
+    return tp_kernel_attn(s0, K, V, s2, (size_t)nd->p.n_head, (size_t)nd->p.n_head_kv,
+                          (size_t)nd->p.head_dim, n_tok, a->n_ctx, out, 0);
+}
+
+static tp_status run_elementwise(tp_backend *b, const tp_exec_args *a, size_t n, float *out)
+{
+    const tp_node *nd = a->node;
+    float *s0 = NULL, *s1 = NULL;
+    TP_TRY(src_window(b, a, 0, &s0));
+    if (nd->op == TP_OP_SILU) {
+        if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n)
+            return tp_fail(TP_ERR_INVALID, "node %zu '%s': source differs in size from the node",
+                           nd->id, nd->name);
+        return tp_kernel_silu(s0, n, out);
+    }
+    TP_TRY(src_window(b, a, 1, &s1));
+    if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n ||
+        tp_node_elements(&a->graph->nodes[nd->src[1]]) != n)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': sources differ in size from the node",
+                       nd->id, nd->name);
+    if (nd->op == TP_OP_ADD)
+        return tp_kernel_add(s0, s1, n, out);
+    if (nd->op == TP_OP_MUL)
+        return tp_kernel_mul(s0, s1, n, out);
+    return tp_kernel_swiglu(s0, s1, n, out);
+}
+
 tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
 {
     if (!b || !a || !a->node || !a->graph)
@@ -82,113 +252,43 @@ tp_status tp_cpu_run_node(tp_backend *b, const tp_exec_args *a)
         return tp_fail(TP_ERR_INVALID, "node %zu '%s': no source windows", nd->id, nd->name);
     const size_t d = (size_t)nd->shape[0], n_tok = (size_t)nd->shape[1];
     const size_t n = tp_node_elements(nd);
-    float *out = NULL, *s0 = NULL, *s1 = NULL, *s2 = NULL;
-    const tp_weight *w = NULL, *bias = NULL;
+    float *out = NULL;
 
     switch (nd->op) {
     case TP_OP_INPUT:
     case TP_OP_KV_LOAD: /* host-filled, or a view of the K region: nothing to compute */
         return TP_OK;
+    case TP_OP_KV_STORE: /* writes the KV regions only */
+        return run_kv(b, a, d, n_tok, NULL);
     case TP_OP_GET_ROWS:
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        if (nd->n_src == 1) {
-            TP_TRY(weight(a, nd->p.weight, &w));
-            if (w->cols != d)
-                return tp_fail(TP_ERR_INVALID, "node %zu '%s': rows of '%s' have %zu columns, "
-                               "the node %zu", nd->id, nd->name, w->name, w->cols, d);
-            TP_TRY(src_window(b, a, 0, &s0));
-            return tp_kernel_get_rows(w->data, w->rows, d, s0, n_tok, out);
-        } else {
-            const tp_node *x = &a->graph->nodes[nd->src[0]];
-            TP_TRY(src_window(b, a, 0, &s0));
-            TP_TRY(src_window(b, a, 1, &s1));
-            return tp_kernel_get_rows(s0, (size_t)x->shape[1], d, s1, n_tok, out);
-        }
     case TP_OP_RMS_NORM:
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        if (nd->p.weight[0]) {
-            TP_TRY(weight(a, nd->p.weight, &w));
-            if (w->rows * w->cols != d)
-                return tp_fail(TP_ERR_INVALID, "node %zu '%s': norm weight '%s' has %zu "
-                               "elements, the row %zu", nd->id, nd->name, w->name,
-                               w->rows * w->cols, d);
-        }
-        return tp_kernel_rms_norm(s0, w ? w->data : NULL, d, n_tok, nd->p.eps, out);
-    case TP_OP_MUL_MAT: {
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(weight(a, nd->p.weight, &w));
-        const tp_node *x = &a->graph->nodes[nd->src[0]];
-        if (w->rows != d || w->cols != (size_t)x->shape[0] || (size_t)x->shape[1] != n_tok)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
-                           "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
-                           (long long)x->shape[0], d);
-        if (nd->p.bias[0]) {
-            TP_TRY(weight(a, nd->p.bias, &bias));
-            if (bias->rows * bias->cols != d)
-                return tp_fail(TP_ERR_INVALID, "node %zu '%s': bias '%s' has %zu elements, "
-                               "not %zu", nd->id, nd->name, bias->name,
-                               bias->rows * bias->cols, d);
-        }
-        return tp_kernel_mul_mat(w->data, bias ? bias->data : NULL, s0, w->cols, w->rows, n_tok,
-                                 out, 0);
-    }
+    case TP_OP_MUL_MAT:
     case TP_OP_ROPE:
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(src_window(b, a, 1, &s1));
-        if ((size_t)nd->p.n_head * (size_t)nd->p.head_dim != d)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': %d heads of %d do not make a row of "
-                           "%zu", nd->id, nd->name, nd->p.n_head, nd->p.head_dim, d);
-        return tp_kernel_rope(s0, s1, (size_t)nd->p.n_head, (size_t)nd->p.head_dim, n_tok,
-                              nd->p.rope_base, out);
-    case TP_OP_KV_STORE: {
-        float *K = NULL, *V = NULL;
-        const tp_node *k = &a->graph->nodes[nd->src[0]];
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(src_window(b, a, 1, &s1));
-        TP_TRY(src_window(b, a, 2, &s2));
-        TP_TRY(kv_regions(b, a, d, &K, &V));
-        return tp_kernel_kv_store(s0, s1, s2, d, (size_t)k->shape[1], K, V, a->n_ctx);
-    }
-    case TP_OP_ATTN: {
-        float *K = NULL, *V = NULL;
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(src_window(b, a, 2, &s2));
-        size_t kv_row = (size_t)nd->p.n_head_kv * (size_t)nd->p.head_dim;
-        TP_TRY(kv_regions(b, a, kv_row, &K, &V));
-        return tp_kernel_attn(s0, K, V, s2, (size_t)nd->p.n_head, (size_t)nd->p.n_head_kv,
-                              (size_t)nd->p.head_dim, n_tok, a->n_ctx, out, 0);
-    }
+    case TP_OP_ATTN:
     case TP_OP_ADD:
     case TP_OP_MUL:
     case TP_OP_SWIGLU:
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        TP_TRY(src_window(b, a, 1, &s1));
-        if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n ||
-            tp_node_elements(&a->graph->nodes[nd->src[1]]) != n)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': sources differ in size from the node",
-                           nd->id, nd->name);
-        if (nd->op == TP_OP_ADD)
-            return tp_kernel_add(s0, s1, n, out);
-        if (nd->op == TP_OP_MUL)
-            return tp_kernel_mul(s0, s1, n, out);
-        return tp_kernel_swiglu(s0, s1, n, out);
     case TP_OP_SILU:
-        TP_TRY(window(b, nd, &a->out, n, "output", &out));
-        TP_TRY(src_window(b, a, 0, &s0));
-        if (tp_node_elements(&a->graph->nodes[nd->src[0]]) != n)
-            return tp_fail(TP_ERR_INVALID, "node %zu '%s': source differs in size from the node",
-                           nd->id, nd->name);
-        return tp_kernel_silu(s0, n, out);
-    default:
         break;
+    default:
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': op %s has no cpu kernel", nd->id,
+                       nd->name, tp_op_name(nd->op));
     }
-    return tp_fail(TP_ERR_INVALID, "node %zu '%s': op %s has no cpu kernel", nd->id, nd->name,
-                   tp_op_name(nd->op));
+    TP_TRY(window(b, nd, &a->out, n, "output", &out));
+    switch (nd->op) {
+    case TP_OP_GET_ROWS:
+        return run_get_rows(b, a, d, n_tok, out);
+    case TP_OP_RMS_NORM:
+        return run_rms_norm(b, a, d, n_tok, out);
+    case TP_OP_MUL_MAT:
+        return run_mul_mat(b, a, d, n_tok, out);
+    case TP_OP_ROPE:
+        return run_rope(b, a, d, n_tok, out);
+    case TP_OP_ATTN:
+        return run_kv(b, a, d, n_tok, out);
+    default:
+        return run_elementwise(b, a, n, out);
+    }
 }
 
 static tp_status cpu_execute(tp_backend *b, const tp_exec_args *args)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "tensorplan/graph.h"
 
 #define TP_KERNEL_MAX_THREADS 64
 
@@ -311,39 +312,102 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
 
 /* ---- rope -------------------------------------------------------------------------------- */
 
-tp_status tp_kernel_rope(const float *x, const float *positions, size_t n_head, size_t head_dim,
-                         size_t n_tok, float base, float *y)
+tp_rope_params tp_rope_params_default(float base)
 {
-    if (!x || !y || (!positions && n_tok))
-        return tp_fail(TP_ERR_INVALID, "rope: NULL array");
+    tp_rope_params p = {TP_ROPE_NEOX, base, 1.0f, 0.0f, 1.0f, 0, NULL};
+    return p;
+}
+
+static tp_status rope_check(size_t head_dim, const tp_rope_params *p)
+{
     if (head_dim == 0 || head_dim % 2 != 0)
         return tp_fail(TP_ERR_INVALID, "rope: head_dim %zu must be even and positive", head_dim);
-    if (!(base > 0.0f))
+    if (p->mode != TP_ROPE_NEOX && p->mode != TP_ROPE_NORM)
+        return tp_fail(TP_ERR_INVALID, "rope: unknown mode %d", p->mode);
+    if (!(p->base > 0.0f) || !isfinite(p->base))
         return tp_fail(TP_ERR_INVALID, "rope: base must be positive");
-    size_t half = head_dim / 2;
-    /* angles in double: at positions in the thousands a float theta has lost the digits
-     * that cos and sin need */
-    double *freq = malloc(half * sizeof(double));
-    if (!freq)
+    if (!(p->freq_scale > 0.0f) || !isfinite(p->freq_scale) || !(p->attn_factor > 0.0f) ||
+        !isfinite(p->attn_factor) || !isfinite(p->ext_factor))
+        return tp_fail(TP_ERR_INVALID, "rope: freq_scale and attn_factor must be positive, "
+                       "ext_factor finite");
+    if (p->ext_factor != 0.0f && p->n_ctx_orig <= 0)
+        return tp_fail(TP_ERR_INVALID, "rope: YaRN needs the original context length");
+    for (size_t i = 0; p->freqs && i < head_dim / 2; i++)
+        if (!isfinite(p->freqs[i]) || p->freqs[i] == 0.0f)
+            return tp_fail(TP_ERR_INVALID, "rope: frequency divisor %zu is %g", i,
+                           (double)p->freqs[i]);
+    return TP_OK;
+}
+
+/* The YaRN correction range [lo, hi] of pair indices (docs/engine.md, "RoPE"). */
+static void rope_corr_dims(size_t n_rot, const tp_rope_params *p, float dims[2])
+{
+    const float pi = 3.14159265358979323846f;
+    float n = (float)n_rot, two_ln_base = 2.0f * logf(p->base);
+    float fast = n * logf((float)p->n_ctx_orig / (32.0f * 2.0f * pi)) / two_ln_base;
+    float slow = n * logf((float)p->n_ctx_orig / (1.0f * 2.0f * pi)) / two_ln_base;
+    dims[0] = fmaxf(0.0f, floorf(fast));
+    dims[1] = fminf(n - 1.0f, ceilf(slow));
+}
+
+/* cos and sin of every pair at one position, magnitude included. */
+static void rope_cache(float pos, size_t half, const tp_rope_params *p, const float dims[2],
+                       float *cs, float *sn)
+{
+    const float theta_scale = powf(p->base, -2.0f / (float)(2 * half));
+    float theta = pos;
+    for (size_t i = 0; i < half; i++) {
+        float extrap = p->freqs ? theta / p->freqs[i] : theta;
+        float t = p->freq_scale * extrap, mscale = p->attn_factor;
+        if (p->ext_factor != 0.0f) {
+            float y = ((float)i - dims[0]) / fmaxf(0.001f, dims[1] - dims[0]);
+            float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * p->ext_factor;
+            t = t * (1.0f - mix) + extrap * mix;
+            mscale *= 1.0f + 0.1f * logf(1.0f / p->freq_scale);
+        }
+        cs[i] = cosf(t) * mscale;
+        sn[i] = sinf(t) * mscale;
+        theta *= theta_scale;
+    }
+}
+
+tp_status tp_kernel_rope_ext(const float *x, const float *positions, size_t n_head,
+                             size_t head_dim, size_t n_tok, const tp_rope_params *p, float *y)
+{
+    if (!x || !y || !p || (!positions && n_tok))
+        return tp_fail(TP_ERR_INVALID, "rope: NULL array");
+    TP_TRY(rope_check(head_dim, p));
+    const size_t half = head_dim / 2, row = n_head * head_dim;
+    /* NEOX pairs (i, i + half), NORM pairs (2i, 2i + 1) */
+    const size_t step = p->mode == TP_ROPE_NEOX ? 1 : 2, other = p->mode == TP_ROPE_NEOX ? half : 1;
+    float dims[2] = {0.0f, 0.0f};
+    if (p->ext_factor != 0.0f)
+        rope_corr_dims(head_dim, p, dims);
+    float *cs = malloc(2 * half * sizeof(float));
+    if (!cs)
         return tp_fail(TP_ERR_NOMEM, "rope: out of memory");
-    for (size_t i = 0; i < half; i++)
-        freq[i] = pow((double)base, -2.0 * (double)i / (double)head_dim);
-    size_t row = n_head * head_dim;
+    float *sn = cs + half;
     for (size_t t = 0; t < n_tok; t++) {
-        double pos = (double)(int32_t)tp_kernel_bits_u32(positions, t);
-        for (size_t i = 0; i < half; i++) {
-            double theta = pos * freq[i];
-            double c = cos(theta), s = sin(theta);
-            for (size_t h = 0; h < n_head; h++) {
-                size_t o = t * row + h * head_dim;
-                double a = x[o + i], bb = x[o + i + half];
-                y[o + i] = (float)(a * c - bb * s);
-                y[o + i + half] = (float)(a * s + bb * c);
+        rope_cache((float)(int32_t)tp_kernel_bits_u32(positions, t), half, p, dims, cs, sn);
+        for (size_t h = 0; h < n_head; h++) {
+            const float *xh = x + t * row + h * head_dim;
+            float *yh = y + t * row + h * head_dim;
+            for (size_t i = 0; i < half; i++) {
+                float a = xh[i * step], b = xh[i * step + other];
+                yh[i * step] = a * cs[i] - b * sn[i];
+                yh[i * step + other] = a * sn[i] + b * cs[i];
             }
         }
     }
-    free(freq);
+    free(cs);
     return TP_OK;
+}
+
+tp_status tp_kernel_rope(const float *x, const float *positions, size_t n_head, size_t head_dim,
+                         size_t n_tok, float base, float *y)
+{
+    tp_rope_params p = tp_rope_params_default(base);
+    return tp_kernel_rope_ext(x, positions, n_head, head_dim, n_tok, &p, y);
 }
 
 /* ---- kv_store ---------------------------------------------------------------------------- */

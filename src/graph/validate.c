@@ -127,6 +127,28 @@ static tp_status want_heads(vctx *c, size_t i, int n_head, const char *key)
     return TP_OK;
 }
 
+/* The rope mode and scaling of a rope node (docs/graph.md). */
+static tp_status want_rope_params(vctx *c, size_t i, const tp_node *nd)
+{
+    const tp_node_params *p = &nd->p;
+    if (p->rope_mode != TP_ROPE_NEOX && p->rope_mode != TP_ROPE_NORM)
+        return refuse(c, i, "rope_mode", "expected neox (%d) or norm (%d), got %d", TP_ROPE_NEOX,
+                      TP_ROPE_NORM, p->rope_mode);
+    if (!isfinite(p->rope_freq_scale) || p->rope_freq_scale <= 0.0f)
+        return refuse(c, i, "rope_freq_scale", "expected a finite rope_freq_scale > 0, got %g",
+                      (double)p->rope_freq_scale);
+    if (!isfinite(p->rope_attn_factor) || p->rope_attn_factor <= 0.0f)
+        return refuse(c, i, "rope_attn_factor", "expected a finite rope_attn_factor > 0, got %g",
+                      (double)p->rope_attn_factor);
+    if (!isfinite(p->rope_ext_factor) || p->rope_ext_factor < 0.0f)
+        return refuse(c, i, "rope_ext_factor", "expected a finite rope_ext_factor >= 0, got %g",
+                      (double)p->rope_ext_factor);
+    if (p->rope_n_ctx_orig < 0 || (p->rope_ext_factor != 0.0f && p->rope_n_ctx_orig == 0))
+        return refuse(c, i, "rope_n_ctx_orig", "expected rope_n_ctx_orig >= 0, and > 0 with "
+                      "rope_ext_factor != 0, got %d", p->rope_n_ctx_orig);
+    return TP_OK;
+}
+
 static tp_status validate_node(vctx *c, size_t i)
 {
     const tp_graph *g = c->g;
@@ -242,6 +264,7 @@ static tp_status validate_node(vctx *c, size_t i)
         if (!isfinite(nd->p.rope_base) || nd->p.rope_base <= 0.0f)
             return refuse(c, i, "rope_base", "expected a finite rope_base > 0, got %g",
                           (double)nd->p.rope_base);
+        TP_TRY(want_rope_params(c, i, nd));
         break;
     case TP_OP_KV_STORE: {
         TP_TRY(want_layer(c, i));

@@ -152,7 +152,8 @@ static int key_in(const char *key, const char *const *keys)
 static const char *const node_keys[] = {"id",     "name",      "op",       "shape", "dtype",
                                         "backend", "src",      "layer",    "eps",   "rope_base",
                                         "n_head", "n_head_kv", "head_dim", "weight", "bias",
-                                        NULL};
+                                        "rope_mode", "rope_freq_scale", "rope_ext_factor",
+                                        "rope_attn_factor", "rope_n_ctx_orig", NULL};
 static const char *const top_keys[] = {"format", "version", "model",   "kind",
                                        "n_ctx",  "inputs",  "outputs", "nodes", NULL};
 
@@ -195,6 +196,37 @@ static const char *op_list(char *list, size_t size)
     for (int i = 0; i < TP_OP_COUNT && o < size; i++)
         o += (size_t)snprintf(list + o, size - o, "%s%s", i ? ", " : "", tp_op_name((tp_op)i));
     return list;
+}
+
+/* The optional rope keys (docs/graph.md); absent ones keep tp_node_init's neutral values. */
+static tp_status read_rope_params(const rctx *r, const cJSON *obj, size_t i, tp_node *nd)
+{
+    char path[96], buf[96];
+    const cJSON *it;
+    int64_t v = 0;
+#define FIELD(key) (snprintf(path, sizeof path, "nodes[%zu].%s", i, key), \
+                    cJSON_GetObjectItemCaseSensitive(obj, key))
+    if ((it = FIELD("rope_mode"))) {
+        if (cJSON_IsString(it) && strcmp(it->valuestring, "neox") == 0)
+            nd->p.rope_mode = TP_ROPE_NEOX;
+        else if (cJSON_IsString(it) && strcmp(it->valuestring, "norm") == 0)
+            nd->p.rope_mode = TP_ROPE_NORM;
+        else
+            return bad(r, path, "expected a rope mode (neox or norm), got %s",
+                       describe(it, buf, sizeof buf));
+    }
+    if ((it = FIELD("rope_freq_scale")))
+        TP_TRY(get_float(r, it, path, &nd->p.rope_freq_scale));
+    if ((it = FIELD("rope_ext_factor")))
+        TP_TRY(get_float(r, it, path, &nd->p.rope_ext_factor));
+    if ((it = FIELD("rope_attn_factor")))
+        TP_TRY(get_float(r, it, path, &nd->p.rope_attn_factor));
+    if ((it = FIELD("rope_n_ctx_orig"))) {
+        TP_TRY(get_int(r, it, path, 0, INT_MAX, "an integer >= 0", &v));
+        nd->p.rope_n_ctx_orig = (int)v;
+    }
+#undef FIELD
+    return TP_OK;
 }
 
 static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *nd)
@@ -290,6 +322,7 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
     if ((it = FIELD("bias")))
         TP_TRY(get_string(r, it, path, nd->p.bias, sizeof nd->p.bias, "a bias name"));
 #undef FIELD
+    TP_TRY(read_rope_params(r, obj, i, nd));
     return collect_extra(obj, node_keys, &nd->extra);
 }
 
@@ -567,13 +600,38 @@ static void write_ids(tp_gtext *t, const size_t *ids, size_t n)
     tp_gtext_puts(t, "]");
 }
 
+/* The rope keys that differ from tp_node_init's neutral values. */
+static void write_rope_params(tp_gtext *t, const tp_node_params *p)
+{
+    if (p->rope_mode == TP_ROPE_NORM)
+        tp_gtext_puts(t, ", \"rope_mode\": \"norm\"");
+    if (p->rope_freq_scale != 1.0f) {
+        tp_gtext_puts(t, ", \"rope_freq_scale\": ");
+        tp_gtext_float(t, p->rope_freq_scale);
+    }
+    if (p->rope_ext_factor != 0.0f) {
+        tp_gtext_puts(t, ", \"rope_ext_factor\": ");
+        tp_gtext_float(t, p->rope_ext_factor);
+    }
+    if (p->rope_attn_factor != 1.0f) {
+        tp_gtext_puts(t, ", \"rope_attn_factor\": ");
+        tp_gtext_float(t, p->rope_attn_factor);
+    }
+    if (p->rope_n_ctx_orig)
+        tp_gtext_printf(t, ", \"rope_n_ctx_orig\": %d", p->rope_n_ctx_orig);
+}
+
 static tp_status write_node(tp_gtext *t, const tp_node *nd)
 {
     char owner[128];
     snprintf(owner, sizeof owner, "node %zu (%s)", nd->id, nd->name);
-    if (!isfinite(nd->p.eps) || !isfinite(nd->p.rope_base))
-        return tp_fail(TP_ERR_INVALID, "%s: eps and rope_base must be finite to be written",
-                       owner);
+    if (!isfinite(nd->p.eps) || !isfinite(nd->p.rope_base) || !isfinite(nd->p.rope_freq_scale) ||
+        !isfinite(nd->p.rope_ext_factor) || !isfinite(nd->p.rope_attn_factor))
+        return tp_fail(TP_ERR_INVALID, "%s: eps and the rope parameters must be finite to be "
+                       "written", owner);
+    if (nd->p.rope_mode != TP_ROPE_NEOX && nd->p.rope_mode != TP_ROPE_NORM)
+        return tp_fail(TP_ERR_INVALID, "%s: rope_mode %d is neither neox nor norm", owner,
+                       nd->p.rope_mode);
     tp_gtext_printf(t, "    {\"id\": %zu, \"name\": ", nd->id);
     tp_gtext_json_string(t, nd->name);
     tp_gtext_printf(t, ", \"op\": \"%s\", \"shape\": [%lld, %lld, %lld, %lld], \"dtype\": \"%s\", "
@@ -594,6 +652,7 @@ static tp_status write_node(tp_gtext *t, const tp_node *nd)
         tp_gtext_puts(t, ", \"rope_base\": ");
         tp_gtext_float(t, nd->p.rope_base);
     }
+    write_rope_params(t, &nd->p);
     if (nd->p.n_head)
         tp_gtext_printf(t, ", \"n_head\": %d", nd->p.n_head);
     if (nd->p.n_head_kv)

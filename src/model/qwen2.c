@@ -1,4 +1,5 @@
-/* Qwen2-family decoder: built-in configs and the graph builder of engine.md section 2. */
+/* The decoder of both families (qwen2, llama): built-in configs and the graph builder of
+ * docs/engine.md. */
 #include "tensorplan/model.h"
 
 #include <math.h>
@@ -118,6 +119,16 @@ static tp_status check_config(const tp_model_config *c)
         c->rope_base <= 0.0f)
         return tp_fail(TP_ERR_INVALID, "model '%s': rms_eps must be >= 0 and rope_base > 0",
                        c->name);
+    if (c->rope_mode != TP_ROPE_NEOX && c->rope_mode != TP_ROPE_NORM)
+        return tp_fail(TP_ERR_INVALID, "model '%s': rope_mode %d is neither NEOX nor NORM",
+                       c->name, c->rope_mode);
+    if (!isfinite(c->rope_freq_scale) || c->rope_freq_scale <= 0.0f ||
+        !isfinite(c->rope_attn_factor) || c->rope_attn_factor <= 0.0f ||
+        !isfinite(c->rope_ext_factor) || c->rope_ext_factor < 0.0f || c->rope_n_ctx_orig < 0 ||
+        (c->rope_ext_factor != 0.0f && c->rope_n_ctx_orig == 0))
+        return tp_fail(TP_ERR_INVALID, "model '%s': expected rope_freq_scale and "
+                       "rope_attn_factor > 0, rope_ext_factor >= 0 and, with YaRN, "
+                       "rope_n_ctx_orig > 0", c->name);
     if (c->n_layer > 99999)
         return tp_fail(TP_ERR_INVALID, "model '%s': %d layers is too many", c->name, c->n_layer);
     return TP_OK;
@@ -213,6 +224,13 @@ static size_t rope(builder *b, const char *suffix, size_t x, size_t pos, int n_h
     nd.p.n_head = n_head;
     nd.p.head_dim = c->head_dim;
     nd.p.rope_base = c->rope_base;
+    nd.p.rope_mode = c->rope_mode;
+    nd.p.rope_freq_scale = c->rope_freq_scale;
+    nd.p.rope_ext_factor = c->rope_ext_factor;
+    nd.p.rope_attn_factor = c->rope_attn_factor;
+    nd.p.rope_n_ctx_orig = c->rope_n_ctx_orig;
+    if (c->rope_freqs)
+        set_name(nd.p.weight, "rope_freqs.weight");
     return emit(b, &nd, (int64_t)n_head * c->head_dim, d1);
 }
 
@@ -222,6 +240,62 @@ static void kv_params(builder *b, tp_node *nd)
     nd->p.n_head = b->c->n_head;
     nd->p.n_head_kv = b->c->n_head_kv;
     nd->p.head_dim = b->c->head_dim;
+}
+
+/* The graph's input nodes and extents, shared by every layer. */
+typedef struct graph_inputs {
+    size_t token_ids, positions, tail_ids;
+    int64_t nt, n_ctx;
+} graph_inputs;
+
+/* Self-attention of layer b->layer on the normalised rows x: q/k/v (with the config's
+ * biases), rope, the KV store and load, attention. Returns the attention output node. */
+static size_t attention(builder *b, size_t x, const graph_inputs *in)
+{
+    const tp_model_config *c = b->c;
+    const int64_t n_q = (int64_t)c->n_head * c->head_dim;
+    const int64_t n_kv = (int64_t)c->n_head_kv * c->head_dim, nt = in->nt;
+    size_t q = proj(b, "q", x, "attn_q", c->qkv_bias, n_q, nt);
+    size_t k = proj(b, "k", x, "attn_k", c->qkv_bias, n_kv, nt);
+    size_t v = proj(b, "v", x, "attn_v", c->qkv_bias, n_kv, nt);
+    size_t rq = rope(b, "rope_q", q, in->positions, c->n_head, nt);
+    size_t rk = rope(b, "rope_k", k, in->positions, c->n_head_kv, nt);
+
+    tp_node nd = make(b, TP_OP_KV_STORE, "kv_store", 3, (size_t[]){rk, v, in->positions});
+    kv_params(b, &nd);
+    emit(b, &nd, n_kv, in->n_ctx);
+    nd = make(b, TP_OP_KV_LOAD, "kv_load", 0, NULL);
+    kv_params(b, &nd);
+    size_t kv = emit(b, &nd, n_kv, in->n_ctx);
+    nd = make(b, TP_OP_ATTN, "attn", 3, (size_t[]){rq, kv, in->positions});
+    kv_params(b, &nd);
+    return emit(b, &nd, n_q, nt);
+}
+
+/* Decoder layer b->layer on the residual stream h; narrow > 0 keeps only that many tail rows
+ * after attention. Returns the layer's output node. */
+static size_t layer(builder *b, size_t h, const graph_inputs *in, int64_t narrow)
+{
+    const tp_model_config *c = b->c;
+    const int64_t ne = c->n_embd, nf = c->n_ff, rows = narrow ? narrow : in->nt;
+    size_t x = norm(b, "attn_norm", h, "attn_norm", in->nt);
+    size_t attn = attention(b, x, in);
+    size_t o = proj(b, "attn_out", attn, "attn_output", c->attn_out_bias, ne, in->nt);
+    size_t resid;
+    if (narrow) {
+        size_t o_rows = op2(b, TP_OP_GET_ROWS, "attn_out_tail", o, in->tail_ids, ne, rows);
+        size_t h_rows = op2(b, TP_OP_GET_ROWS, "inp_tail", h, in->tail_ids, ne, rows);
+        resid = op2(b, TP_OP_ADD, "attn_residual", h_rows, o_rows, ne, rows);
+    } else {
+        resid = op2(b, TP_OP_ADD, "attn_residual", h, o, ne, rows);
+    }
+    size_t f = norm(b, "ffn_norm", resid, "ffn_norm", rows);
+    size_t gate = proj(b, "ffn_gate", f, "ffn_gate", c->ffn_bias, nf, rows);
+    size_t up = proj(b, "ffn_up", f, "ffn_up", c->ffn_bias, nf, rows);
+    size_t act = op1(b, TP_OP_SILU, "ffn_silu", gate, nf, rows);
+    size_t gated = op2(b, TP_OP_MUL, "ffn_swiglu", act, up, nf, rows);
+    size_t down = proj(b, "ffn_down", gated, "ffn_down", c->ffn_bias, ne, rows);
+    return op2(b, TP_OP_ADD, "ffn_residual", resid, down, ne, rows);
 }
 
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
@@ -246,8 +320,6 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
                        params->queued_layers);
 
     const tp_model_config *c = config;
-    const int64_t ne = c->n_embd, nf = c->n_ff, hd = c->head_dim;
-    const int64_t n_q = (int64_t)c->n_head * hd, n_kv = (int64_t)c->n_head_kv * hd;
     const int tail = n_out < nt;
 
     tp_graph *g;
@@ -259,63 +331,30 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
     g->n_ctx = (int64_t)n_ctx;
 
     builder b = {g, c, TP_OK, -1};
-    size_t token_ids = 0, positions = 0, tail_ids = 0;
-    b.st = tp_graph_add_input(g, "token_ids", nt, TP_DTYPE_I32, &token_ids);
+    graph_inputs in = {0, 0, 0, (int64_t)nt, (int64_t)n_ctx};
+    b.st = tp_graph_add_input(g, "token_ids", nt, TP_DTYPE_I32, &in.token_ids);
     if (b.st == TP_OK)
-        b.st = tp_graph_add_input(g, "positions", nt, TP_DTYPE_I32, &positions);
+        b.st = tp_graph_add_input(g, "positions", nt, TP_DTYPE_I32, &in.positions);
     if (b.st == TP_OK && tail)
-        b.st = tp_graph_add_input(g, "tail_ids", n_out, TP_DTYPE_I32, &tail_ids);
+        b.st = tp_graph_add_input(g, "tail_ids", n_out, TP_DTYPE_I32, &in.tail_ids);
 
-    tp_node nd = make(&b, TP_OP_GET_ROWS, "embed", 1, (size_t[]){token_ids});
+    tp_node nd = make(&b, TP_OP_GET_ROWS, "embed", 1, (size_t[]){in.token_ids});
     set_name(nd.p.weight, "token_embd.weight");
-    size_t h = emit(&b, &nd, ne, (int64_t)nt);
+    size_t h = emit(&b, &nd, c->n_embd, (int64_t)nt);
 
     for (int L = 0; L < c->n_layer && b.st == TP_OK; L++) {
         b.layer = L;
         /* Only the last layer's attention residual narrows to the tail rows: earlier layers'
          * rows all feed later layers' attention through the KV cache. */
-        const int narrow = tail && L == c->n_layer - 1;
-        const int64_t rows = narrow ? (int64_t)n_out : (int64_t)nt;
-
-        size_t x = norm(&b, "attn_norm", h, "attn_norm", (int64_t)nt);
-        size_t q = proj(&b, "q", x, "attn_q", c->qkv_bias, n_q, (int64_t)nt);
-        size_t k = proj(&b, "k", x, "attn_k", c->qkv_bias, n_kv, (int64_t)nt);
-        size_t v = proj(&b, "v", x, "attn_v", c->qkv_bias, n_kv, (int64_t)nt);
-        size_t rq = rope(&b, "rope_q", q, positions, c->n_head, (int64_t)nt);
-        size_t rk = rope(&b, "rope_k", k, positions, c->n_head_kv, (int64_t)nt);
-
-        nd = make(&b, TP_OP_KV_STORE, "kv_store", 3, (size_t[]){rk, v, positions});
-        kv_params(&b, &nd);
-        emit(&b, &nd, n_kv, (int64_t)n_ctx);
-        nd = make(&b, TP_OP_KV_LOAD, "kv_load", 0, NULL);
-        kv_params(&b, &nd);
-        size_t kv = emit(&b, &nd, n_kv, (int64_t)n_ctx);
-        nd = make(&b, TP_OP_ATTN, "attn", 3, (size_t[]){rq, kv, positions});
-        kv_params(&b, &nd);
-        size_t attn = emit(&b, &nd, n_q, (int64_t)nt);
-
-        size_t o = proj(&b, "attn_out", attn, "attn_output", 0, ne, (int64_t)nt);
-        size_t resid;
-        if (narrow) {
-            size_t o_rows = op2(&b, TP_OP_GET_ROWS, "attn_out_tail", o, tail_ids, ne, rows);
-            size_t h_rows = op2(&b, TP_OP_GET_ROWS, "inp_tail", h, tail_ids, ne, rows);
-            resid = op2(&b, TP_OP_ADD, "attn_residual", h_rows, o_rows, ne, rows);
-        } else {
-            resid = op2(&b, TP_OP_ADD, "attn_residual", h, o, ne, rows);
-        }
-        size_t f = norm(&b, "ffn_norm", resid, "ffn_norm", rows);
-        size_t gate = proj(&b, "ffn_gate", f, "ffn_gate", 0, nf, rows);
-        size_t up = proj(&b, "ffn_up", f, "ffn_up", 0, nf, rows);
-        size_t act = op1(&b, TP_OP_SILU, "ffn_silu", gate, nf, rows);
-        size_t gated = op2(&b, TP_OP_MUL, "ffn_swiglu", act, up, nf, rows);
-        size_t down = proj(&b, "ffn_down", gated, "ffn_down", 0, ne, rows);
-        h = op2(&b, TP_OP_ADD, "ffn_residual", resid, down, ne, rows);
+        h = layer(&b, h, &in, tail && L == c->n_layer - 1 ? (int64_t)n_out : 0);
     }
 
     b.layer = -1;
     size_t fin = norm(&b, "output_norm", h, "output_norm", (int64_t)n_out);
     nd = make(&b, TP_OP_MUL_MAT, "logits", 1, (size_t[]){fin});
     set_name(nd.p.weight, "%s", c->tied_embeddings ? "token_embd.weight" : "output.weight");
+    if (c->output_bias)
+        set_name(nd.p.bias, "output.bias");
     size_t logits = emit(&b, &nd, c->vocab, (int64_t)n_out);
     if (b.st == TP_OK)
         b.st = tp_graph_mark_output(g, logits);
