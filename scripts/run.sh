@@ -4,6 +4,14 @@ set -e
 B=${1:-build}
 echo "== tensorplan model qwen2.5-0.5b --prompt 440"
 "$B/tensorplan" model qwen2.5-0.5b --prompt 440
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+echo "== tensorplan write-model tiny-llama --type q8_0 -o tiny-llama.gguf (a GGUF test model)"
+"$B/tensorplan" write-model tiny-llama --type q8_0 -o "$T/tiny-llama.gguf"
+echo "== tensorplan inspect tiny-llama.gguf"
+"$B/tensorplan" inspect "$T/tiny-llama.gguf" | head -30
+echo "== tensorplan model tiny-llama.gguf --prompt 32 --n-ctx 128 --budget 1M"
+"$B/tensorplan" model "$T/tiny-llama.gguf" --prompt 32 --n-ctx 128 --budget 1M
 echo "== tensorplan plan tests/data/minimalloc/input.12.csv --capacity 12"
 "$B/tensorplan" plan tests/data/minimalloc/input.12.csv --capacity 12
 echo "== tensorplan plan tests/data/minimalloc/A.1048576.csv --capacity 1048576 (the seed's greedy)"

@@ -1,11 +1,16 @@
 /* tensorplan model: the memory report a user wants before running a model. */
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "model_report.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/decode.h"
+#include "tensorplan/gguf.h"
+#include "tensorplan/gguf_model.h"
 #include "tensorplan/model.h"
 
 #define DEFAULT_PROMPT 440
@@ -13,35 +18,46 @@
 void tp_help_model(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C]\n"
+        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C] [--json] [--budget BYTES]\n"
         "\n"
-        "Reports the memory a built-in model needs before anything runs: weight bytes (f32),\n"
-        "KV cache bytes, and for the prefill (N prompt tokens, logits for the last one) and\n"
-        "a decode step (1 token): nodes, dead nodes, and for the pool and arena strategies\n"
-        "under the sole-consumer and last-consumer aliasing policies the buffers,\n"
-        "activation bytes, peak held bytes and planning time, next to the naive total\n"
-        "(every node its own buffer) and the peak-live lower bound.\n"
+        "Reports the memory a model needs before anything runs. MODEL is a GGUF file (only its\n"
+        "metadata and tensor infos are read, never a weight byte) or a built-in config. Shows\n"
+        "the weight bytes as stored, per type (a built-in config: f32), the KV cache bytes (f32\n"
+        "K and V regions per layer), and for the prefill (N prompt tokens, logits for the last\n"
+        "one) and a decode step (1 token): nodes, dead nodes, and for the pool and arena\n"
+        "strategies under the sole-consumer and last-consumer aliasing policies the buffers,\n"
+        "activation bytes, peak held bytes and planning time, next to the naive total and the\n"
+        "peak-live lower bound; then per strategy the total = weights + KV + the larger of the\n"
+        "prefill and decode activation bytes (docs/gguf.md, \"tensorplan model\").\n"
         "\n"
-        "MODEL: %s\n"
+        "built-in MODEL: %s\n"
         "\n"
         "options:\n"
-        "  --prompt N   prompt tokens of the prefill (default %d)\n"
-        "  --n-ctx C    KV context requested (default %d); the context used is\n"
-        "               min(max(C, N), the model's maximum), computed once so prefill and\n"
-        "               decode size the same KV regions\n"
-        "  -h, --help   this text\n"
+        "  --prompt N      prompt tokens of the prefill (default %d, at most the model's\n"
+        "                  maximum context)\n"
+        "  --n-ctx C       KV context requested (default %d); the context used is\n"
+        "                  min(max(C, N), the model's maximum)\n"
+        "  --json          one JSON object: weight_bytes, weight_bytes_by_type, n_ctx, prompt,\n"
+        "                  kv_bytes, prefill and decode plans, totals, total_bytes (smallest)\n"
+        "  --budget BYTES  BYTES (suffix K, M or G: powers of 1024): does the smallest total fit\n"
+        "                  at the requested context, the largest context that fits (prompt\n"
+        "                  min(N, context)) and the largest prompt that fits (context = prompt)\n"
+        "  -h, --help      this text\n"
         "\n"
         "exit codes:\n"
-        "  0  reported\n"
-        "  1  runtime failure (out of memory)\n"
+        "  0  reported (and, with --budget, fits)\n"
+        "  1  runtime failure (out of memory, file unreadable)\n"
         "  2  bad command line (unknown model, a count out of range)\n"
+        "  3  the GGUF file was refused (one line naming the file and the key or tensor)\n"
+        "  4  with --budget: does not fit at the requested context\n"
         "\n"
-        "example:\n"
-        "  tensorplan model qwen2.5-0.5b --prompt 440\n",
+        "examples:\n"
+        "  tensorplan model qwen2.5-0.5b --prompt 440\n"
+        "  tensorplan model model.gguf --n-ctx 8192 --budget 6G\n",
         tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX);
 }
 
-/* Parameters of the f32 weights of a Qwen2 config (the tensors model.h names). */
+/* Parameters of the f32 weights of a built-in config (the tensors model.h names). */
 static size_t weight_params(const tp_model_config *c)
 {
     size_t ne = (size_t)c->n_embd, q = (size_t)(c->n_head * c->head_dim);
@@ -50,11 +66,17 @@ static size_t weight_params(const tp_model_config *c)
                    + ne * q + ne * kv * 2               /* q, k, v matrices */
                    + (c->qkv_bias ? q + 2 * kv : 0)     /* their biases     */
                    + q * ne                             /* attn_output      */
+                   + (c->attn_out_bias ? ne : 0)        /* its bias         */
                    + ne                                 /* ffn_norm         */
-                   + 3 * ne * nf;                       /* gate, up, down   */
+                   + 3 * ne * nf                        /* gate, up, down   */
+                   + (c->ffn_bias ? 2 * nf + ne : 0);   /* their biases     */
     size_t total = (size_t)c->vocab * ne + (size_t)c->n_layer * layer + ne;
     if (!c->tied_embeddings)
         total += (size_t)c->vocab * ne;
+    if (c->output_bias)
+        total += (size_t)c->vocab;
+    if (c->rope_freqs)
+        total += (size_t)c->head_dim / 2;
     return total;
 }
 
@@ -63,110 +85,255 @@ static double mb(size_t bytes)
     return (double)bytes / 1e6;
 }
 
-/* Plans g with every strategy and policy on a fresh allocator each and prints one row each. */
-static int report(const char *title, const tp_graph *g)
+/* A built-in name, else a GGUF file (its metadata and tensor infos only). */
+static int load_model(const char *name, mr_model *m, tp_gguf **g)
 {
-    static const tp_alloc_strategy strategies[] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA};
-    static const tp_alias_policy policies[] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER};
-    tp_plan_stats first;
-    memset(&first, 0, sizeof first);
-    printf("\n%s\n", title);
+    memset(m, 0, sizeof *m);
+    if (!name) {
+        tp_cli_error("no MODEL given (a GGUF file or one of: %s)", tp_model_builtin_names());
+        return TP_EXIT_USAGE;
+    }
+    if (tp_model_config_builtin(name, &m->cfg) == TP_OK) {
+        m->weight_bytes = weight_params(&m->cfg) * sizeof(float);
+        m->bytes_by_type[TP_TYPE_F32] = m->weight_bytes;
+        return TP_EXIT_OK;
+    }
+    tp_status st = tp_gguf_open(name, g);
+    if (st == TP_OK)
+        st = tp_gguf_model_config(*g, &m->cfg);
+    if (st == TP_OK)
+        st = tp_gguf_model_weight_bytes(*g, m->bytes_by_type, &m->weight_bytes);
+    if (st != TP_OK) {
+        if (st == TP_ERR_IO && strchr(name, '/') == NULL && !strstr(name, ".gguf"))
+            tp_cli_error("'%s' is neither a built-in model (%s) nor a readable file: %s", name,
+                         tp_model_builtin_names(), tp_last_error());
+        else
+            tp_cli_error("%s", tp_last_error());
+        return tp_cli_exit_for(st);
+    }
+    m->file = name;
+    return TP_EXIT_OK;
+}
+
+static void print_phase(const mr_report *r, int phase)
+{
+    if (phase == 0)
+        printf("\nprefill: %zu tokens, logits for the last one\n", r->prompt);
+    else
+        printf("\ndecode: 1 token\n");
     printf("  %-8s %-14s %8s %14s %10s %14s %10s %10s\n", "strategy", "aliasing", "buffers",
            "activation B", "MB", "peak held B", "MB", "plan ms");
-    for (size_t si = 0; si < 2; si++) {
-        for (size_t pi = 0; pi < 2; pi++) {
-            tp_allocator *a = NULL;
-            tp_alloc_options o = tp_alloc_options_default();
-            o.strategy = strategies[si];
-            o.aliasing = policies[pi];
-            if (tp_allocator_create_host(&a) != TP_OK || tp_alloc_graph(a, g, &o) != TP_OK) {
-                tp_cli_error("%s", tp_last_error());
-                tp_allocator_destroy(a);
-                return TP_EXIT_ERROR;
-            }
-            tp_plan_stats s = tp_alloc_stats(a);
-            if (si == 0 && pi == 0)
-                first = s;
-            printf("  %-8s %-14s %8zu %14zu %10.3f %14zu %10.3f %10.3f\n",
-                   tp_alloc_strategy_name(o.strategy), tp_alias_policy_name(o.aliasing),
-                   s.activation_buffers, s.activation_bytes, mb(s.activation_bytes),
-                   s.peak_held_bytes, mb(s.peak_held_bytes), s.plan_seconds * 1e3);
-            if (pi == 1 && si == 1)
-                printf("  peak live lower bound: %zu B (%.3f MB) sole-consumer, %zu B "
-                       "(%.3f MB) last-consumer\n",
-                       first.peak_live_bytes, mb(first.peak_live_bytes), s.peak_live_bytes,
-                       mb(s.peak_live_bytes));
-            tp_allocator_destroy(a);
-        }
+    for (size_t k = 0; k < MR_PLANS; k++) {
+        const tp_plan_stats *s = &r->plan[phase][k];
+        printf("  %-8s %-14s %8zu %14zu %10.3f %14zu %10.3f %10.3f\n",
+               tp_alloc_strategy_name(mr_strategy(k)), tp_alias_policy_name(mr_policy(k)),
+               s->activation_buffers, s->activation_bytes, mb(s->activation_bytes),
+               s->peak_held_bytes, mb(s->peak_held_bytes), s->plan_seconds * 1e3);
     }
+    const tp_plan_stats *f = &r->plan[phase][0], *l = &r->plan[phase][MR_PLANS - 1];
+    printf("  peak live lower bound: %zu B (%.3f MB) sole-consumer, %zu B (%.3f MB) "
+           "last-consumer\n", f->peak_live_bytes, mb(f->peak_live_bytes), l->peak_live_bytes,
+           mb(l->peak_live_bytes));
     printf("  nodes %zu, live %zu, dead %zu; naive (every node its own buffer) %zu B "
-           "(%.3f MB)\n",
-           first.nodes, first.live_nodes, first.dead_nodes, first.naive_bytes,
-           mb(first.naive_bytes));
+           "(%.3f MB)\n", f->nodes, f->live_nodes, f->dead_nodes, f->naive_bytes,
+           mb(f->naive_bytes));
+}
+
+static void print_text(const mr_model *m, const mr_report *r, const mr_budget *b)
+{
+    const tp_model_config *c = &m->cfg;
+    printf("model %s: %s, %d layers, n_embd %d, %d heads (%d KV) of %d, n_ff %d, vocab %d, "
+           "max context %d\n", c->name, c->arch == TP_ARCH_LLAMA ? "llama" : "qwen2",
+           c->n_layer, c->n_embd, c->n_head, c->n_head_kv, c->head_dim, c->n_ff, c->vocab,
+           c->max_ctx);
+    if (m->file)
+        printf("file %s\n", m->file);
+    printf("weights: %zu bytes as stored (%.1f MB):", m->weight_bytes, mb(m->weight_bytes));
+    for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
+        if (m->bytes_by_type[t])
+            printf(" %s %zu", tp_type_name(t), m->bytes_by_type[t]);
+    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu f32 elements = %zu bytes "
+           "(%.1f MB)\n", r->n_ctx, c->n_layer, (size_t)(c->n_head_kv * c->head_dim) * r->n_ctx,
+           r->kv_bytes, mb(r->kv_bytes));
+    print_phase(r, 0);
+    print_phase(r, 1);
+    printf("\ntotal: weights + KV + the larger of the prefill and decode activations\n");
+    for (size_t k = 0; k < MR_PLANS; k++)
+        printf("  %-8s %-14s %14zu B (%.1f MB)%s\n", tp_alloc_strategy_name(mr_strategy(k)),
+               tp_alias_policy_name(mr_policy(k)), r->total[k], mb(r->total[k]),
+               k == r->best ? "  smallest" : "");
+    if (!b)
+        return;
+    printf("\nbudget %zu B: %s at n_ctx %zu with a %zu-token prompt\n", b->bytes,
+           b->fits ? "fits" : "does not fit", r->n_ctx, r->prompt);
+    printf("  largest context that fits: %zu (prompt %zu); largest prompt that fits (context "
+           "= prompt): %zu\n", b->max_n_ctx, b->max_n_ctx_prompt, b->max_prompt);
+}
+
+static cJSON *plan_json(const tp_plan_stats *s, size_t k)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "strategy", tp_alloc_strategy_name(mr_strategy(k)));
+    cJSON_AddStringToObject(o, "aliasing", tp_alias_policy_name(mr_policy(k)));
+    cJSON_AddNumberToObject(o, "buffers", (double)s->activation_buffers);
+    cJSON_AddNumberToObject(o, "activation_bytes", (double)s->activation_bytes);
+    cJSON_AddNumberToObject(o, "peak_held_bytes", (double)s->peak_held_bytes);
+    cJSON_AddNumberToObject(o, "peak_live_bytes", (double)s->peak_live_bytes);
+    cJSON_AddNumberToObject(o, "naive_bytes", (double)s->naive_bytes);
+    cJSON_AddNumberToObject(o, "nodes", (double)s->nodes);
+    cJSON_AddNumberToObject(o, "dead_nodes", (double)s->dead_nodes);
+    cJSON_AddNumberToObject(o, "plan_ms", s->plan_seconds * 1e3);
+    return o;
+}
+
+static cJSON *config_json(const mr_model *m)
+{
+    const tp_model_config *c = &m->cfg;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddStringToObject(o, "arch", c->arch == TP_ARCH_LLAMA ? "llama" : "qwen2");
+    const struct { const char *k; int v; } ints[] = {
+        {"n_layer", c->n_layer},     {"n_embd", c->n_embd},     {"n_head", c->n_head},
+        {"n_head_kv", c->n_head_kv}, {"head_dim", c->head_dim}, {"n_ff", c->n_ff},
+        {"vocab", c->vocab},         {"max_ctx", c->max_ctx},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        cJSON_AddNumberToObject(o, ints[i].k, ints[i].v);
+    return o;
+}
+
+static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (m->file)
+        cJSON_AddStringToObject(o, "file", m->file);
+    cJSON_AddItemToObject(o, "model", config_json(m));
+    cJSON_AddNumberToObject(o, "weight_bytes", (double)m->weight_bytes);
+    cJSON *per = cJSON_AddObjectToObject(o, "weight_bytes_by_type");
+    for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
+        if (m->bytes_by_type[t])
+            cJSON_AddNumberToObject(per, tp_type_name(t), (double)m->bytes_by_type[t]);
+    cJSON_AddNumberToObject(o, "n_ctx", (double)r->n_ctx);
+    cJSON_AddNumberToObject(o, "prompt", (double)r->prompt);
+    cJSON_AddNumberToObject(o, "kv_bytes", (double)r->kv_bytes);
+    const char *phases[2] = {"prefill", "decode"};
+    for (int ph = 0; ph < 2; ph++) {
+        cJSON *arr = cJSON_AddArrayToObject(o, phases[ph]);
+        for (size_t k = 0; k < MR_PLANS; k++)
+            cJSON_AddItemToArray(arr, plan_json(&r->plan[ph][k], k));
+    }
+    cJSON *tot = cJSON_AddArrayToObject(o, "totals");
+    for (size_t k = 0; k < MR_PLANS; k++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "strategy", tp_alloc_strategy_name(mr_strategy(k)));
+        cJSON_AddStringToObject(t, "aliasing", tp_alias_policy_name(mr_policy(k)));
+        cJSON_AddNumberToObject(t, "total_bytes", (double)r->total[k]);
+        cJSON_AddItemToArray(tot, t);
+    }
+    cJSON_AddNumberToObject(o, "total_bytes", (double)r->total[r->best]);
+    if (b) {
+        cJSON *bj = cJSON_AddObjectToObject(o, "budget");
+        cJSON_AddNumberToObject(bj, "bytes", (double)b->bytes);
+        cJSON_AddBoolToObject(bj, "fits", b->fits);
+        cJSON_AddNumberToObject(bj, "max_n_ctx", (double)b->max_n_ctx);
+        cJSON_AddNumberToObject(bj, "max_n_ctx_prompt", (double)b->max_n_ctx_prompt);
+        cJSON_AddNumberToObject(bj, "max_prompt", (double)b->max_prompt);
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    printf("%s\n", text);
+    free(text);
     return TP_EXIT_OK;
+}
+
+/* BYTES with an optional K, M or G suffix (powers of 1024). */
+static int parse_budget(const char *text, size_t *out)
+{
+    char digits[32];
+    size_t n = strlen(text), mult = 1;
+    if (n > 0 && n < sizeof digits) {
+        const char u = text[n - 1];
+        mult = u == 'K' || u == 'k' ? (size_t)1 << 10 : u == 'M' || u == 'm' ? (size_t)1 << 20
+             : u == 'G' || u == 'g' ? (size_t)1 << 30 : 1;
+        memcpy(digits, text, n - (mult > 1));
+        digits[n - (mult > 1)] = '\0';
+    } else {
+        digits[0] = '\0';
+    }
+    size_t v = 0;
+    if (!digits[0] || tp_cli_parse_size("--budget", digits, &v) != 0)
+        return -1;
+    if (v > SIZE_MAX / mult) {
+        tp_cli_error("--budget: '%s' does not fit in %zu bytes", text, (size_t)SIZE_MAX);
+        return -1;
+    }
+    *out = v * mult;
+    return 0;
+}
+
+typedef struct model_args {
+    const char *model, *prompt, *n_ctx, *budget;
+    int json;
+} model_args;
+
+static int parse_args(int argc, char **argv, model_args *a)
+{
+    memset(a, 0, sizeof *a);
+    const tp_cli_flag flags[] = {
+        {"--prompt", &a->prompt}, {"--n-ctx", &a->n_ctx}, {"--budget", &a->budget}};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
+            continue;
+        }
+        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
+        if (tp_cli_take_positional(argv[0], argv[i], &a->model, "MODEL") != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int tp_cmd_model(int argc, char **argv)
 {
-    const char *model = NULL, *prompt_s = NULL, *n_ctx_s = NULL;
-    const tp_cli_flag flags[] = { { "--prompt", &prompt_s }, { "--n-ctx", &n_ctx_s } };
-    for (int i = 1; i < argc; i++) {
-        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return TP_EXIT_USAGE;
-        if (taken)
-            continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
-            return TP_EXIT_USAGE;
+    model_args a;
+    if (parse_args(argc, argv, &a) != 0)
+        return TP_EXIT_USAGE;
+    mr_model m;
+    tp_gguf *g = NULL;
+    int rc = load_model(a.model, &m, &g);
+    size_t max_ctx = (size_t)m.cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
+    mr_budget budget;
+    memset(&budget, 0, sizeof budget);
+    if (rc == TP_EXIT_OK) {
+        if (prompt > max_ctx)
+            prompt = max_ctx;
+        if ((a.prompt && tp_cli_parse_count_size("--prompt", a.prompt, 1, max_ctx, &prompt)) ||
+            (a.n_ctx && tp_cli_parse_count_size("--n-ctx", a.n_ctx, 1, SIZE_MAX / 2, &n_ctx)) ||
+            (a.budget && parse_budget(a.budget, &budget.bytes)))
+            rc = TP_EXIT_USAGE;
     }
-    tp_model_config cfg;
-    if (tp_cli_builtin_model(model, &cfg) != 0)
-        return TP_EXIT_USAGE;
-    size_t max_ctx = (size_t)cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
-    if (prompt > max_ctx)
-        prompt = max_ctx;
-    if (prompt_s && tp_cli_parse_count_size("--prompt", prompt_s, 1, max_ctx, &prompt) != 0)
-        return TP_EXIT_USAGE;
-    if (n_ctx_s && tp_cli_parse_count_size("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
-        return TP_EXIT_USAGE;
-    /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
-    tp_session_options ctx_opts = tp_session_options_default();
-    ctx_opts.n_ctx = n_ctx;
-    n_ctx = tp_session_context(&cfg, &ctx_opts, prompt);
-
-    size_t params = weight_params(&cfg);
-    size_t kv_elems = (size_t)(cfg.n_head_kv * cfg.head_dim) * n_ctx;
-    size_t kv_bytes = (size_t)cfg.n_layer * 2 * kv_elems * sizeof(float);
-    printf("model %s: %d layers, n_embd %d, %d heads (%d KV) of %d, n_ff %d, vocab %d\n",
-           cfg.name, cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_head_kv, cfg.head_dim, cfg.n_ff,
-           cfg.vocab);
-    printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", params,
-           params * sizeof(float), mb(params * sizeof(float)));
-    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes (%.1f MB)\n",
-           n_ctx, cfg.n_layer, kv_elems, kv_bytes, mb(kv_bytes));
-
-    size_t tokens[2] = {prompt, 1};
-    for (int k = 0; k < 2; k++) {
-        tp_graph_params gp;
-        memset(&gp, 0, sizeof gp);
-        gp.n_tokens = tokens[k];
-        gp.n_out = 1;
-        gp.n_ctx = n_ctx;
-        gp.fuse_ffn = 1;
-        tp_graph *g = NULL;
-        if (tp_model_build_graph(&cfg, &gp, &g) != TP_OK) {
-            tp_cli_error("%s", tp_last_error());
-            return TP_EXIT_ERROR;
-        }
-        char title[128];
-        if (k == 0)
-            snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one", prompt);
+    mr_report r;
+    if (rc == TP_EXIT_OK && (mr_compute(&m, n_ctx, prompt, &r) != TP_OK ||
+                             (a.budget && mr_budget_search(&m, &r, prompt, &budget) != TP_OK))) {
+        tp_cli_error("%s", tp_last_error());
+        rc = TP_EXIT_ERROR;
+    }
+    if (rc == TP_EXIT_OK) {
+        if (a.json)
+            rc = print_json(&m, &r, a.budget ? &budget : NULL);
         else
-            snprintf(title, sizeof title, "decode: 1 token");
-        int rc = report(title, g);
-        tp_graph_destroy(g);
-        if (rc != TP_EXIT_OK)
-            return rc;
+            print_text(&m, &r, a.budget ? &budget : NULL);
+        if (rc == TP_EXIT_OK && a.budget && !budget.fits)
+            rc = TP_EXIT_NO_FIT;
     }
-    return TP_EXIT_OK;
+    tp_gguf_close(g);
+    return rc;
 }

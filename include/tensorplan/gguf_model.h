@@ -51,7 +51,8 @@ typedef struct tp_gguf_test_model {
 } tp_gguf_test_model;
 
 /* Writes PATH: the metadata of config (its arch decides the key prefix and the family's
- * tensor names; llama q/k rows are stored as the HF converter permutes them), the weights of
+ * tensor names; llama q/k rows are stored as tp_weights_init_random makes them, unpermuted:
+ * they are what NORM-mode execution reads, docs/gguf.md "Test models"), the weights of
  * tp_weights_init_random(config, seed) converted to their types, and a vocabulary of exactly
  * config->vocab tokens synthesised for the tokenizer kind (byte tokens, merges or scored
  * pieces, and special tokens), so that a test can run the whole path from a file. */

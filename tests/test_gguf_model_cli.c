@@ -1,0 +1,289 @@
+/* `tensorplan model FILE.gguf` as a user runs it: --json byte counts against this test's own
+ * tensor table and the KV formula of docs/gguf.md, totals against their rule, --budget
+ * answers against a brute-force scan of small contexts, exit codes, damaged files. */
+#include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/gguf_model_build.h"
+#include "tensorplan/model.h"
+#include "tensorplan/quant.h"
+
+#ifndef TP_CLI_PATH
+#error "TP_CLI_PATH must name the built tensorplan binary"
+#endif
+
+static char tmpdir[] = "/tmp/tp_model_cli_XXXXXX";
+static char file[300], out_text[1 << 16], err_text[4096];
+
+#define MAX_CTX 40
+
+static mb_model the_model(void)
+{
+    mb_model m;
+    memset(&m, 0, sizeof m);
+    m.arch = "llama";
+    m.E = 64, m.L = 2, m.H = 4, m.Hkv = 2, m.D = 16, m.F = 96, m.V = 40, m.ctx = MAX_CTX;
+    m.untied = 1;
+    m.type2d = TP_TYPE_Q8_0;
+    return m;
+}
+
+static void slurp(const char *p, char *buf, size_t cap)
+{
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    const size_t got = fread(buf, 1, cap - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+}
+
+static int run_cli(const char *fmt, ...)
+{
+    char args[1024], cmd[2048], out[300], err[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+    snprintf(err, sizeof err, "%s/err.txt", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", TP_CLI_PATH, args, out, err);
+    const int status = system(cmd);
+    assert_true(status != -1 && WIFEXITED(status));
+    slurp(out, out_text, sizeof out_text);
+    slurp(err, err_text, sizeof err_text);
+    return WEXITSTATUS(status);
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        fail_msg("no number '%s'", key);
+    return v->valuedouble;
+}
+
+/* `model FILE --json --n-ctx C --prompt P [extra]`, parsed; the caller deletes it. */
+static cJSON *model_json(size_t n_ctx, size_t prompt, const char *extra, int want_rc)
+{
+    assert_int_equal(run_cli("model '%s' --json --n-ctx %zu --prompt %zu %s", file, n_ctx,
+                             prompt, extra), want_rc);
+    cJSON *o = cJSON_Parse(out_text);
+    if (!o)
+        fail_msg("not JSON: %s / %s", out_text, err_text);
+    return o;
+}
+
+static void test_json_byte_counts(void **state)
+{
+    (void)state;
+    const mb_model m = the_model();
+    mb_tensor ts[64];
+    const size_t n = mb_tensors(&m, ts, 64);
+    double f32 = 0, q8 = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i].ne1)
+            q8 += (double)(ts[i].ne0 / 32 * 34 * ts[i].ne1);
+        else
+            f32 += (double)(ts[i].ne0 * 4);
+    }
+    const size_t cases[][3] = {{20, 6, 20}, {100, 6, MAX_CTX}, {10, 30, 30}};
+    for (size_t k = 0; k < 3; k++) {
+        cJSON *o = model_json(cases[k][0], cases[k][1], "", 0);
+        assert_true(num(o, "weight_bytes") == f32 + q8);
+        const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "weight_bytes_by_type");
+        assert_true(num(per, "F32") == f32 && num(per, "Q8_0") == q8);
+        /* n_ctx = min(max(C, P), max); KV: L layers x (K, V) x Hkv*D x n_ctx f32 */
+        const double n_ctx = (double)cases[k][2];
+        assert_true(num(o, "n_ctx") == n_ctx);
+        assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * n_ctx * 4);
+        const cJSON *pre = cJSON_GetObjectItemCaseSensitive(o, "prefill");
+        const cJSON *dec = cJSON_GetObjectItemCaseSensitive(o, "decode");
+        const cJSON *tot = cJSON_GetObjectItemCaseSensitive(o, "totals");
+        assert_int_equal(cJSON_GetArraySize(tot), 4);
+        double best = -1;
+        for (int i = 0; i < 4; i++) {
+            double a = num(cJSON_GetArrayItem(pre, i), "activation_bytes");
+            const double b = num(cJSON_GetArrayItem(dec, i), "activation_bytes");
+            if (b > a)
+                a = b;
+            const double t = num(cJSON_GetArrayItem(tot, i), "total_bytes");
+            assert_true(t == f32 + q8 + num(o, "kv_bytes") + a);
+            if (best < 0 || t < best)
+                best = t;
+        }
+        assert_true(num(o, "total_bytes") == best);
+        cJSON_Delete(o);
+    }
+}
+
+/* Brute force: the smallest total at every context (prompt min(P, C)) and at every
+ * prompt filling its context. */
+static double at_ctx[MAX_CTX + 1], at_prompt[MAX_CTX + 1];
+
+static void scan(size_t prompt)
+{
+    for (size_t c = 1; c <= MAX_CTX; c++) {
+        cJSON *o = model_json(c, c < prompt ? c : prompt, "", 0);
+        at_ctx[c] = num(o, "total_bytes");
+        cJSON_Delete(o);
+        o = model_json(c, c, "", 0);
+        at_prompt[c] = num(o, "total_bytes");
+        cJSON_Delete(o);
+    }
+}
+
+static size_t largest(const double *t, double budget)
+{
+    size_t best = 0;
+    for (size_t c = 1; c <= MAX_CTX; c++)
+        if (t[c] <= budget)
+            best = c;
+    return best;
+}
+
+static void check_budget(double budget, size_t n_ctx, size_t prompt)
+{
+    char extra[64];
+    snprintf(extra, sizeof extra, "--budget %.0f", budget);
+    const int fits = at_ctx[n_ctx] <= budget;
+    cJSON *o = model_json(n_ctx, prompt, extra, fits ? 0 : 4);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "budget");
+    assert_non_null(b);
+    assert_true(num(b, "bytes") == budget);
+    assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "fits")), fits);
+    const size_t want_ctx = largest(at_ctx, budget);
+    assert_int_equal((size_t)num(b, "max_n_ctx"), want_ctx);
+    assert_int_equal((size_t)num(b, "max_n_ctx_prompt"), want_ctx < prompt ? want_ctx : prompt);
+    assert_int_equal((size_t)num(b, "max_prompt"), largest(at_prompt, budget));
+    cJSON_Delete(o);
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    const size_t prompt = 6;
+    scan(prompt);
+    check_budget(at_ctx[20], 20, prompt);        /* fits exactly at 20       */
+    check_budget(at_ctx[20] - 1, 20, prompt);    /* one byte short           */
+    check_budget(at_ctx[13] + 100, 20, prompt);  /* does not fit, 13 does    */
+    check_budget(at_ctx[1] - 1, 10, prompt);     /* nothing fits             */
+    check_budget(at_ctx[MAX_CTX] * 2, 30, prompt); /* everything fits        */
+    check_budget(at_prompt[25], 8, prompt);
+
+    cJSON *o = model_json(8, 4, "--budget 1K", 4);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(o, "budget"), "bytes") == 1024);
+    cJSON_Delete(o);
+    o = model_json(8, 4, "--budget 3M", 0);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(o, "budget"), "bytes") == 3.0 * 1048576);
+    cJSON_Delete(o);
+    o = model_json(8, 4, "--budget 2g", 0);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(o, "budget"), "bytes") == 2.0 * 1073741824);
+    cJSON_Delete(o);
+    assert_int_equal(run_cli("model '%s' --budget 12X", file), 2);
+    assert_int_equal(run_cli("model '%s' --budget K", file), 2);
+    /* the text report says the same */
+    assert_int_equal(run_cli("model '%s' --n-ctx 8 --budget 3M", file), 0);
+    assert_non_null(strstr(out_text, "budget 3145728 B: fits"));
+}
+
+static void one_line_refusal(const char *want)
+{
+    assert_int_equal(strncmp(err_text, "tensorplan: model: ", 19), 0);
+    assert_non_null(strstr(err_text, file));
+    if (want)
+        assert_non_null(strstr(err_text, want));
+    assert_int_equal(strchr(err_text, '\n') - err_text, (long)strlen(err_text) - 1);
+}
+
+static void test_refused_files(void **state)
+{
+    (void)state;
+    /* truncated in the tensor infos */
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    static unsigned char bytes[1 << 20];
+    const size_t size = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    char cut[320];
+    snprintf(cut, sizeof cut, "%s/cut.gguf", tmpdir);
+    f = fopen(cut, "wb");
+    assert_non_null(f);
+    fwrite(bytes, 1, size / 8, f);
+    fclose(f);
+    assert_int_equal(run_cli("model '%s'", cut), 3);
+    assert_int_equal(strncmp(err_text, "tensorplan: model: ", 19), 0);
+    assert_non_null(strstr(err_text, cut));
+    remove(cut);
+
+    mb_model m = the_model();
+    m.arch = "falcon";
+    assert_int_equal(mb_write(&m, file), 0);
+    assert_int_equal(run_cli("model '%s' --json", file), 3);
+    one_line_refusal("falcon");
+    m = the_model();
+    m.skip_tensor = "blk.1.attn_norm.weight";
+    assert_int_equal(mb_write(&m, file), 0);
+    assert_int_equal(run_cli("model '%s'", file), 3);
+    one_line_refusal("blk.1.attn_norm.weight");
+    m = the_model();
+    assert_int_equal(mb_write(&m, file), 0);
+    assert_int_equal(run_cli("model '%s/none.gguf'", tmpdir), 1);
+    assert_int_equal(run_cli("model '%s' --prompt %d", file, MAX_CTX + 1), 2);
+}
+
+static void test_builtin_still_works(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
+    assert_int_equal(run_cli("model tiny --json --n-ctx 64 --prompt 8"), 0);
+    cJSON *o = cJSON_Parse(out_text);
+    assert_non_null(o);
+    assert_true(num(o, "kv_bytes") == (double)(c.n_layer * 2 * c.n_head_kv * c.head_dim) * 64 * 4);
+    cJSON_Delete(o);
+    assert_int_equal(run_cli("model tiny --prompt 8"), 0);
+    assert_non_null(strstr(out_text, "decode: 1 token"));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(file, sizeof file, "%s/m.gguf", tmpdir);
+    const mb_model m = the_model();
+    return mb_write(&m, file);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char p[320];
+    remove(file);
+    snprintf(p, sizeof p, "%s/out.txt", tmpdir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/err.txt", tmpdir);
+    remove(p);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_byte_counts),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_builtin_still_works),
+        cmocka_unit_test(test_refused_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
