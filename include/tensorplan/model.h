@@ -1,4 +1,5 @@
-/* tensorplan: Qwen2-family models: configs and the graph builder. */
+/* tensorplan: decoder models of the qwen2 and llama families: configs and the graph
+ * builder. */
 #ifndef TENSORPLAN_MODEL_H
 #define TENSORPLAN_MODEL_H
 
@@ -48,10 +49,13 @@ tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
 const char *tp_model_builtin_names(void);
 
 /* Weight names follow GGUF: token_embd.weight, output_norm.weight, output.weight (absent when
- * tied), blk.L.attn_norm.weight, blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.weight,
- * blk.L.ffn_norm.weight, blk.L.ffn_{gate,up,down}.weight. */
+ * tied), output.bias, rope_freqs.weight, blk.L.attn_norm.weight,
+ * blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.{weight,bias}, blk.L.ffn_norm.weight,
+ * blk.L.ffn_{gate,up,down}.{weight,bias} (biases and rope_freqs only when the config's flags
+ * ask for them). */
 
-/* Builds the decoder graph of engine.md section 2 for params (n_tokens, n_out, n_ctx), then
+/* Builds the decoder graph of docs/graph.md (the forward pass of docs/engine.md, either
+ * family) for params (n_tokens, n_out, n_ctx), then
  * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
  * fuses SwiGLU. The caller destroys *out. */
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,

@@ -35,7 +35,7 @@ static tp_status queued_execute(tp_backend *b, const tp_exec_args *args)
     c->args = *args;
     if (args->node->n_src)
         memcpy(c->src, args->src, args->node->n_src * sizeof *c->src);
-    c->args.src = c->src;
+    c->args.src = NULL; /* pointed at c->src when run: growing cmds moves every c */
     return TP_OK;
 }
 
@@ -44,8 +44,11 @@ static tp_status queued_synchronize(tp_backend *b)
     queued_impl *q = b->impl;
     tp_status st = TP_OK;
     size_t i = 0;
-    for (; i < q->n && st == TP_OK; i++)
-        st = tp_cpu_run_node(b, &q->cmds[i].args);
+    for (; i < q->n && st == TP_OK; i++) {
+        queued_cmd *c = &q->cmds[i];
+        c->args.src = c->src;
+        st = tp_cpu_run_node(b, &c->args);
+    }
     /* a failed command list is dropped whole, as a device drops a faulted submission */
     q->n = 0;
     return st;

@@ -1,4 +1,5 @@
-/* The reference forward pass: the formulas of engine.md section 2, written as loops. */
+/* The reference forward pass: the formulas of docs/engine.md (both families), written as
+ * loops; the weight types restated from docs/quant.md. */
 #include "ref_forward.h"
 
 #include <math.h>
@@ -10,8 +11,124 @@ struct ref_model {
     const tp_model_config *c;
     const tp_weights *w;
     size_t n_ctx, n_past;
-    double **K, **V; /* per layer: n_ctx rows of n_head_kv * head_dim */
+    double **K, **V;   /* per layer: n_ctx rows of n_head_kv * head_dim */
+    size_t n_tensors;
+    double **values;   /* per registry entry: rows * cols doubles */
 };
+
+/* ---- types ------------------------------------------------------------------------------- */
+
+static unsigned u16_at(const unsigned char *p)
+{
+    return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+/* IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. */
+static double half(unsigned h)
+{
+    double s = (h & 0x8000u) ? -1.0 : 1.0;
+    unsigned e = (h >> 10) & 31u, f = h & 1023u;
+    if (e == 0)
+        return s * ldexp((double)f, -24);
+    if (e == 31)
+        return f ? NAN : s * INFINITY;
+    return s * ldexp((double)(f + 1024u), (int)e - 25);
+}
+
+/* Q4_K scale and min j of the 12 packed bytes (6 bits each). */
+static void q4k_scale_min(const unsigned char *s, int j, unsigned *sc, unsigned *mn)
+{
+    if (j < 4) {
+        *sc = s[j] & 63u;
+        *mn = s[j + 4] & 63u;
+    } else {
+        *sc = (s[j + 4] & 15u) | ((unsigned)(s[j - 4] >> 6) << 4);
+        *mn = (unsigned)(s[j + 4] >> 4) | ((unsigned)(s[j] >> 6) << 4);
+    }
+}
+
+static void q4k_block(const unsigned char *b, double *y)
+{
+    float d = (float)half(u16_at(b)), dmin = (float)half(u16_at(b + 2));
+    const unsigned char *scales = b + 4, *qs = b + 16;
+    for (int c = 0; c < 4; c++) {
+        unsigned sc0, m0, sc1, m1;
+        q4k_scale_min(scales, 2 * c, &sc0, &m0);
+        q4k_scale_min(scales, 2 * c + 1, &sc1, &m1);
+        /* f32 products and differences, as the layout defines them */
+        float D0 = d * (float)sc0, M0 = dmin * (float)m0;
+        float D1 = d * (float)sc1, M1 = dmin * (float)m1;
+        for (int l = 0; l < 32; l++) {
+            y[64 * c + l] = D0 * (float)(qs[32 * c + l] & 15u) - M0;
+            y[64 * c + 32 + l] = D1 * (float)(qs[32 * c + l] >> 4) - M1;
+        }
+    }
+}
+
+int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n)
+{
+    const unsigned char *p = src;
+    switch (type) {
+    case 0: /* F32 */
+        for (size_t i = 0; i < n; i++) {
+            float f;
+            memcpy(&f, p + 4 * i, 4);
+            dst[i] = f;
+        }
+        return 0;
+    case 1: /* F16 */
+        for (size_t i = 0; i < n; i++)
+            dst[i] = half(u16_at(p + 2 * i));
+        return 0;
+    case 30: /* BF16: the high half of an f32 */
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits = (uint32_t)u16_at(p + 2 * i) << 16;
+            float f;
+            memcpy(&f, &bits, 4);
+            dst[i] = f;
+        }
+        return 0;
+    case 8: /* Q8_0: 34 bytes, f16 d then 32 int8 */
+        if (n % 32)
+            return -1;
+        for (size_t b = 0; b < n / 32; b++) {
+            const unsigned char *blk = p + 34 * b;
+            double d = half(u16_at(blk));
+            for (size_t j = 0; j < 32; j++)
+                dst[32 * b + j] = (double)(signed char)blk[2 + j] * d;
+        }
+        return 0;
+    case 12: /* Q4_K: 144 bytes per 256 */
+        if (n % 256)
+            return -1;
+        for (size_t b = 0; b < n / 256; b++)
+            q4k_block(p + 144 * b, dst + 256 * b);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* ---- model ------------------------------------------------------------------------------- */
+
+static int load_values(ref_model *m)
+{
+    m->n_tensors = tp_weights_count(m->w);
+    m->values = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->values);
+    if (!m->values)
+        return -1;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const tp_weight *t = tp_weights_at(m->w, i);
+        m->values[i] = malloc(t->rows * t->cols * sizeof(double));
+        if (!m->values[i])
+            return -1;
+        for (size_t r = 0; r < t->rows; r++)
+            if (ref_dequantize_row(t->type, (const unsigned char *)t->bytes + r * t->row_bytes,
+                                   m->values[i] + r * t->cols, t->cols) != 0)
+                return -1;
+    }
+    return 0;
+}
 
 int ref_model_create(const tp_model_config *config, const tp_weights *weights, size_t n_ctx,
                      ref_model **out)
@@ -25,17 +142,15 @@ int ref_model_create(const tp_model_config *config, const tp_weights *weights, s
     size_t nl = (size_t)config->n_layer, kv = (size_t)config->n_head_kv * config->head_dim;
     m->K = calloc(nl, sizeof *m->K);
     m->V = calloc(nl, sizeof *m->V);
-    if (!m->K || !m->V) {
-        ref_model_destroy(m);
-        return -1;
-    }
-    for (size_t l = 0; l < nl; l++) {
+    int ok = m->K && m->V;
+    for (size_t l = 0; ok && l < nl; l++) {
         m->K[l] = calloc(n_ctx * kv, sizeof(double));
         m->V[l] = calloc(n_ctx * kv, sizeof(double));
-        if (!m->K[l] || !m->V[l]) {
-            ref_model_destroy(m);
-            return -1;
-        }
+        ok = m->K[l] && m->V[l];
+    }
+    if (!ok || load_values(m) != 0) {
+        ref_model_destroy(m);
+        return -1;
     }
     *out = m;
     return 0;
@@ -51,6 +166,9 @@ void ref_model_destroy(ref_model *m)
         if (m->V)
             free(m->V[l]);
     }
+    for (size_t i = 0; m->values && i < m->n_tensors; i++)
+        free(m->values[i]);
+    free(m->values);
     free(m->K);
     free(m->V);
     free(m);
@@ -71,32 +189,35 @@ const double *ref_model_v(const ref_model *m, int layer)
     return m->V[layer];
 }
 
-static const float *wt(const ref_model *m, const char *name)
+static const double *wt(const ref_model *m, const char *name)
 {
-    const tp_weight *t = tp_weights_find(m->w, name);
-    return t ? t->data : NULL;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (strcmp(tp_weights_at(m->w, i)->name, name) == 0)
+            return m->values[i];
+    return NULL;
 }
 
-static const float *lw(const ref_model *m, int layer, const char *suffix)
+/* blk.L.<suffix>, or NULL when the flag says the tensor is not used. */
+static const double *lw(const ref_model *m, int layer, const char *suffix, int used)
 {
     char name[TP_NAME_MAX];
     snprintf(name, sizeof name, "blk.%d.%s", layer, suffix);
-    return wt(m, name);
+    return used ? wt(m, name) : NULL;
 }
 
 /* y[r] = sum_i W[r][i] x[i] (+ b[r]) */
-static void matvec(const float *W, const float *b, const double *x, size_t n_in, size_t n_out,
-                   double *y)
+static void matvec(const double *W, const double *b, const double *x, size_t n_in,
+                   size_t n_out, double *y)
 {
     for (size_t r = 0; r < n_out; r++) {
         double s = b ? b[r] : 0.0;
         for (size_t i = 0; i < n_in; i++)
-            s += (double)W[r * n_in + i] * x[i];
+            s += W[r * n_in + i] * x[i];
         y[r] = s;
     }
 }
 
-static void rmsnorm(const double *x, const float *w, size_t d, double eps, double *y)
+static void rmsnorm(const double *x, const double *w, size_t d, double eps, double *y)
 {
     double ss = 0;
     for (size_t i = 0; i < d; i++)
@@ -106,124 +227,197 @@ static void rmsnorm(const double *x, const float *w, size_t d, double eps, doubl
         y[i] = x[i] * inv * w[i];
 }
 
-static void rope(double *x, size_t n_head, size_t hd, size_t pos, double base)
+/* docs/engine.md "RoPE": theta_0 = pos, theta_{i+1} = theta_i * base^(-2/hd) by repeated f32
+ * multiplication; divided by freqs[i]; scaled, with the YaRN ramp and magnitude; NEOX pairs
+ * (i, i + hd/2), NORM pairs (2i, 2i + 1). */
+static void rope(const tp_model_config *c, const double *freqs, double *x, size_t n_head,
+                 size_t pos)
 {
-    for (size_t h = 0; h < n_head; h++)
-        for (size_t i = 0; i < hd / 2; i++) {
-            double theta = (double)pos * pow(base, -2.0 * (double)i / (double)hd);
-            double a = x[h * hd + i], b = x[h * hd + i + hd / 2];
-            x[h * hd + i] = a * cos(theta) - b * sin(theta);
-            x[h * hd + i + hd / 2] = a * sin(theta) + b * cos(theta);
+    const size_t hd = (size_t)c->head_dim, half_d = hd / 2;
+    const double pi = 3.14159265358979323846, fs = c->rope_freq_scale, base = c->rope_base;
+    double lo = 0, hi = 0, mscale = c->rope_attn_factor;
+    if (c->rope_ext_factor != 0.0f) {
+        double fast = hd * log(c->rope_n_ctx_orig / (2 * pi * 32)) / (2 * log(base));
+        double slow = hd * log(c->rope_n_ctx_orig / (2 * pi * 1)) / (2 * log(base));
+        lo = fmax(0, floor(fast));
+        hi = fmin((double)hd - 1, ceil(slow));
+        mscale *= 1 + 0.1 * log(1 / fs);
+    }
+    const float theta_scale = powf(c->rope_base, -2.0f / (float)hd);
+    float theta = (float)pos;
+    for (size_t i = 0; i < half_d; i++, theta *= theta_scale) {
+        double th = freqs ? theta / freqs[i] : theta, t = fs * th;
+        if (c->rope_ext_factor != 0.0f) {
+            double ramp = (1 - fmin(1, fmax(0, ((double)i - lo) / fmax(0.001, hi - lo)))) *
+                          c->rope_ext_factor;
+            t = t * (1 - ramp) + th * ramp;
         }
+        double cs = cos(t) * mscale, sn = sin(t) * mscale;
+        for (size_t h = 0; h < n_head; h++) {
+            double *xh = x + h * hd;
+            size_t i0 = c->rope_mode == TP_ROPE_NORM ? 2 * i : i;
+            size_t i1 = c->rope_mode == TP_ROPE_NORM ? 2 * i + 1 : i + half_d;
+            double a = xh[i0], b = xh[i1];
+            xh[i0] = a * cs - b * sn;
+            xh[i1] = a * sn + b * cs;
+        }
+    }
+}
+
+typedef struct layer_w {
+    const double *an, *fn, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
+    const double *wg, *wu, *wd, *bg, *bu, *bd;
+} layer_w;
+
+static int layer_weights(const ref_model *m, int L, layer_w *w)
+{
+    const tp_model_config *c = m->c;
+    w->an = lw(m, L, "attn_norm.weight", 1);
+    w->fn = lw(m, L, "ffn_norm.weight", 1);
+    w->wq = lw(m, L, "attn_q.weight", 1);
+    w->wk = lw(m, L, "attn_k.weight", 1);
+    w->wv = lw(m, L, "attn_v.weight", 1);
+    w->wo = lw(m, L, "attn_output.weight", 1);
+    w->bq = lw(m, L, "attn_q.bias", c->qkv_bias);
+    w->bk = lw(m, L, "attn_k.bias", c->qkv_bias);
+    w->bv = lw(m, L, "attn_v.bias", c->qkv_bias);
+    w->bo = lw(m, L, "attn_output.bias", c->attn_out_bias);
+    w->wg = lw(m, L, "ffn_gate.weight", 1);
+    w->wu = lw(m, L, "ffn_up.weight", 1);
+    w->wd = lw(m, L, "ffn_down.weight", 1);
+    w->bg = lw(m, L, "ffn_gate.bias", c->ffn_bias);
+    w->bu = lw(m, L, "ffn_up.bias", c->ffn_bias);
+    w->bd = lw(m, L, "ffn_down.bias", c->ffn_bias);
+    if (!w->an || !w->fn || !w->wq || !w->wk || !w->wv || !w->wo || !w->wg || !w->wu || !w->wd)
+        return -1;
+    if ((c->qkv_bias && (!w->bq || !w->bk || !w->bv)) || (c->attn_out_bias && !w->bo) ||
+        (c->ffn_bias && (!w->bg || !w->bu || !w->bd)))
+        return -1;
+    return 0;
+}
+
+/* Scratch of one forward. */
+typedef struct scratch {
+    double *h, *x, *q, *k, *v, *att, *o, *g, *u, *sc;
+} scratch;
+
+/* Attention of query row q (head by head, grouped) over cached rows 0..pos of layer L. */
+static void attend(const ref_model *m, int L, const double *q, size_t pos, double *sc,
+                   double *att)
+{
+    const tp_model_config *c = m->c;
+    const size_t nh = (size_t)c->n_head, hd = (size_t)c->head_dim;
+    const size_t nkv = (size_t)c->n_head_kv * hd, group = nh / (size_t)c->n_head_kv;
+    for (size_t hh = 0; hh < nh; hh++) {
+        size_t kvh = hh / group;
+        const double *qh = q + hh * hd;
+        double mx = -INFINITY, sum = 0;
+        for (size_t j = 0; j <= pos; j++) {
+            double d = 0;
+            for (size_t i = 0; i < hd; i++)
+                d += qh[i] * m->K[L][j * nkv + kvh * hd + i];
+            sc[j] = d / sqrt((double)hd);
+            if (sc[j] > mx)
+                mx = sc[j];
+        }
+        for (size_t j = 0; j <= pos; j++) {
+            sc[j] = exp(sc[j] - mx);
+            sum += sc[j];
+        }
+        for (size_t i = 0; i < hd; i++) {
+            double acc = 0;
+            for (size_t j = 0; j <= pos; j++)
+                acc += sc[j] / sum * m->V[L][j * nkv + kvh * hd + i];
+            att[hh * hd + i] = acc;
+        }
+    }
+}
+
+static int run_layer(ref_model *m, int L, size_t n, scratch *s)
+{
+    const tp_model_config *c = m->c;
+    const size_t ne = (size_t)c->n_embd, nh = (size_t)c->n_head, nkvh = (size_t)c->n_head_kv;
+    const size_t hd = (size_t)c->head_dim, nf = (size_t)c->n_ff;
+    const size_t nq = nh * hd, nkv = nkvh * hd;
+    const double *freqs = c->rope_freqs ? wt(m, "rope_freqs.weight") : NULL;
+    layer_w w;
+    if (layer_weights(m, L, &w) != 0 || (c->rope_freqs && !freqs))
+        return -1;
+    /* every token's K and V first: a token attends to the earlier ones of its own batch */
+    for (size_t t = 0; t < n; t++) {
+        size_t pos = m->n_past + t;
+        rmsnorm(s->h + t * ne, w.an, ne, c->rms_eps, s->x);
+        matvec(w.wq, w.bq, s->x, ne, nq, s->q + t * nq);
+        matvec(w.wk, w.bk, s->x, ne, nkv, s->k);
+        matvec(w.wv, w.bv, s->x, ne, nkv, s->v);
+        rope(c, freqs, s->q + t * nq, nh, pos);
+        rope(c, freqs, s->k, nkvh, pos);
+        memcpy(m->K[L] + pos * nkv, s->k, nkv * sizeof *s->k);
+        memcpy(m->V[L] + pos * nkv, s->v, nkv * sizeof *s->v);
+    }
+    for (size_t t = 0; t < n; t++) {
+        double *ht = s->h + t * ne;
+        attend(m, L, s->q + t * nq, m->n_past + t, s->sc, s->att);
+        matvec(w.wo, w.bo, s->att, nq, ne, s->o);
+        for (size_t i = 0; i < ne; i++)
+            ht[i] += s->o[i];
+        rmsnorm(ht, w.fn, ne, c->rms_eps, s->x);
+        matvec(w.wg, w.bg, s->x, ne, nf, s->g);
+        matvec(w.wu, w.bu, s->x, ne, nf, s->u);
+        for (size_t i = 0; i < nf; i++)
+            s->g[i] = s->g[i] / (1.0 + exp(-s->g[i])) * s->u[i];
+        matvec(w.wd, w.bd, s->g, nf, ne, s->o);
+        for (size_t i = 0; i < ne; i++)
+            ht[i] += s->o[i];
+    }
+    return 0;
 }
 
 int ref_model_forward(ref_model *m, const int32_t *tokens, size_t n, double *logits)
 {
     const tp_model_config *c = m->c;
-    const size_t ne = (size_t)c->n_embd, nh = (size_t)c->n_head, nkvh = (size_t)c->n_head_kv;
-    const size_t hd = (size_t)c->head_dim, nf = (size_t)c->n_ff, vocab = (size_t)c->vocab;
-    const size_t nq = nh * hd, nkv = nkvh * hd, group = nh / nkvh;
+    const size_t ne = (size_t)c->n_embd, nq = (size_t)c->n_head * c->head_dim;
+    const size_t nkv = (size_t)c->n_head_kv * c->head_dim, nf = (size_t)c->n_ff;
+    const size_t vocab = (size_t)c->vocab;
     if (m->n_past + n > m->n_ctx)
         return -1;
-    const float *embd = wt(m, "token_embd.weight");
-    const float *onorm = wt(m, "output_norm.weight");
-    const float *head = c->tied_embeddings ? embd : wt(m, "output.weight");
-    if (!embd || !onorm || !head)
+    const double *embd = wt(m, "token_embd.weight"), *onorm = wt(m, "output_norm.weight");
+    const double *head = c->tied_embeddings ? embd : wt(m, "output.weight");
+    const double *obias = c->output_bias ? wt(m, "output.bias") : NULL;
+    if (!embd || !onorm || !head || (c->output_bias && !obias))
         return -1;
-
-    double *h = calloc(n * ne, sizeof *h), *x = calloc(ne, sizeof *x);
-    double *q = calloc(n * nq, sizeof *q), *k = calloc(nkv, sizeof *k), *v = calloc(nkv, sizeof *v);
-    double *att = calloc(nq, sizeof *att), *o = calloc(ne, sizeof *o);
-    double *g = calloc(nf, sizeof *g), *u = calloc(nf, sizeof *u);
-    double *sc = calloc(m->n_ctx, sizeof *sc);
+    scratch s = {calloc(n * ne, sizeof(double)), calloc(ne, sizeof(double)),
+                 calloc(n * nq, sizeof(double)), calloc(nkv, sizeof(double)),
+                 calloc(nkv, sizeof(double)),    calloc(nq, sizeof(double)),
+                 calloc(ne, sizeof(double)),     calloc(nf, sizeof(double)),
+                 calloc(nf, sizeof(double)),     calloc(m->n_ctx, sizeof(double))};
     int rc = -1;
-    if (!h || !x || !q || !k || !v || !att || !o || !g || !u || !sc)
+    if (!s.h || !s.x || !s.q || !s.k || !s.v || !s.att || !s.o || !s.g || !s.u || !s.sc)
         goto done;
     for (size_t t = 0; t < n; t++) {
         if (tokens[t] < 0 || (size_t)tokens[t] >= vocab)
             goto done;
-        for (size_t i = 0; i < ne; i++)
-            h[t * ne + i] = embd[(size_t)tokens[t] * ne + i];
+        memcpy(s.h + t * ne, embd + (size_t)tokens[t] * ne, ne * sizeof(double));
     }
-    for (int L = 0; L < c->n_layer; L++) {
-        const float *an = lw(m, L, "attn_norm.weight"), *fn = lw(m, L, "ffn_norm.weight");
-        const float *wq = lw(m, L, "attn_q.weight"), *wk = lw(m, L, "attn_k.weight");
-        const float *wv = lw(m, L, "attn_v.weight"), *wo = lw(m, L, "attn_output.weight");
-        const float *bq = c->qkv_bias ? lw(m, L, "attn_q.bias") : NULL;
-        const float *bk = c->qkv_bias ? lw(m, L, "attn_k.bias") : NULL;
-        const float *bv = c->qkv_bias ? lw(m, L, "attn_v.bias") : NULL;
-        const float *wg = lw(m, L, "ffn_gate.weight"), *wu = lw(m, L, "ffn_up.weight");
-        const float *wd = lw(m, L, "ffn_down.weight");
-        if (!an || !fn || !wq || !wk || !wv || !wo || !wg || !wu || !wd ||
-            (c->qkv_bias && (!bq || !bk || !bv)))
+    for (int L = 0; L < c->n_layer; L++)
+        if (run_layer(m, L, n, &s) != 0)
             goto done;
-        /* every token's K and V first: a token attends to the earlier ones of its own batch */
-        for (size_t t = 0; t < n; t++) {
-            size_t pos = m->n_past + t;
-            rmsnorm(h + t * ne, an, ne, c->rms_eps, x);
-            matvec(wq, bq, x, ne, nq, q + t * nq);
-            matvec(wk, bk, x, ne, nkv, k);
-            matvec(wv, bv, x, ne, nkv, v);
-            rope(q + t * nq, nh, hd, pos, c->rope_base);
-            rope(k, nkvh, hd, pos, c->rope_base);
-            memcpy(m->K[L] + pos * nkv, k, nkv * sizeof *k);
-            memcpy(m->V[L] + pos * nkv, v, nkv * sizeof *v);
-        }
-        for (size_t t = 0; t < n; t++) {
-            size_t pos = m->n_past + t;
-            for (size_t hh = 0; hh < nh; hh++) {
-                size_t kvh = hh / group;
-                const double *qh = q + t * nq + hh * hd;
-                double mx = -INFINITY, sum = 0;
-                for (size_t j = 0; j <= pos; j++) {
-                    double d = 0;
-                    for (size_t i = 0; i < hd; i++)
-                        d += qh[i] * m->K[L][j * nkv + kvh * hd + i];
-                    sc[j] = d / sqrt((double)hd);
-                    if (sc[j] > mx)
-                        mx = sc[j];
-                }
-                for (size_t j = 0; j <= pos; j++) {
-                    sc[j] = exp(sc[j] - mx);
-                    sum += sc[j];
-                }
-                for (size_t i = 0; i < hd; i++) {
-                    double acc = 0;
-                    for (size_t j = 0; j <= pos; j++)
-                        acc += sc[j] / sum * m->V[L][j * nkv + kvh * hd + i];
-                    att[hh * hd + i] = acc;
-                }
-            }
-            double *ht = h + t * ne;
-            matvec(wo, NULL, att, nq, ne, o);
-            for (size_t i = 0; i < ne; i++)
-                ht[i] += o[i];
-            rmsnorm(ht, fn, ne, c->rms_eps, x);
-            matvec(wg, NULL, x, ne, nf, g);
-            matvec(wu, NULL, x, ne, nf, u);
-            for (size_t i = 0; i < nf; i++)
-                g[i] = g[i] / (1.0 + exp(-g[i])) * u[i];
-            matvec(wd, NULL, g, nf, ne, o);
-            for (size_t i = 0; i < ne; i++)
-                ht[i] += o[i];
-        }
-    }
     for (size_t t = 0; t < n; t++) {
-        rmsnorm(h + t * ne, onorm, ne, c->rms_eps, x);
-        matvec(head, NULL, x, ne, vocab, logits + t * vocab);
+        rmsnorm(s.h + t * ne, onorm, ne, c->rms_eps, s.x);
+        matvec(head, obias, s.x, ne, vocab, logits + t * vocab);
     }
     m->n_past += n;
     rc = 0;
 done:
-    free(h);
-    free(x);
-    free(q);
-    free(k);
-    free(v);
-    free(att);
-    free(o);
-    free(g);
-    free(u);
-    free(sc);
+    free(s.h);
+    free(s.x);
+    free(s.q);
+    free(s.k);
+    free(s.v);
+    free(s.att);
+    free(s.o);
+    free(s.g);
+    free(s.u);
+    free(s.sc);
     return rc;
 }

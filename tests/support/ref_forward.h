@@ -1,5 +1,8 @@
-/* A plain reference forward pass of a Qwen2 config: loops over a weight registry, double
- * precision throughout, its own KV arrays; no graph, no allocator, no engine kernel. */
+/* A plain reference forward pass of a decoder config of either family (qwen2, llama):
+ * loops over a weight registry, double precision throughout, its own KV arrays; no graph,
+ * no allocator, no engine kernel. Weights of any type the registry holds (owned f32, or
+ * views of F32, F16, BF16, Q8_0 or Q4_K rows) are read through this file's own
+ * dequantization, written from the block layouts of docs/quant.md. */
 #ifndef TP_TESTS_REF_FORWARD_H
 #define TP_TESTS_REF_FORWARD_H
 
@@ -11,8 +14,9 @@
 
 typedef struct ref_model ref_model;
 
-/* Keeps pointers to config and weights (they must outlive the model). n_ctx bounds the
- * positions the model can cache. Returns 0 on success. */
+/* Keeps pointers to config and weights (they must outlive the model) and dequantizes every
+ * tensor once. n_ctx bounds the positions the model can cache. Returns 0 on success, -1 on
+ * a type this file does not read or no memory. */
 int ref_model_create(const tp_model_config *config, const tp_weights *weights, size_t n_ctx,
                      ref_model **out);
 void ref_model_destroy(ref_model *m);
@@ -26,5 +30,10 @@ size_t ref_model_n_past(const ref_model *m);
 /* Cached K / V of a layer: n_ctx rows of n_head_kv * head_dim (doubles). */
 const double *ref_model_k(const ref_model *m, int layer);
 const double *ref_model_v(const ref_model *m, int layer);
+
+/* The test's own dequantization of one row of n elements of a ggml type id (0 F32, 1 F16,
+ * 30 BF16, 8 Q8_0, 12 Q4_K). Returns 0, or -1 for another type or n not a multiple of
+ * the block. */
+int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n);
 
 #endif
