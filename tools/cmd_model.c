@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "model_report.h"
@@ -104,11 +105,14 @@ static int load_model(const char *name, mr_model *m, tp_gguf **g)
     if (st == TP_OK)
         st = tp_gguf_model_weight_bytes(*g, m->bytes_by_type, &m->weight_bytes);
     if (st != TP_OK) {
-        if (st == TP_ERR_IO && strchr(name, '/') == NULL && !strstr(name, ".gguf"))
-            tp_cli_error("'%s' is neither a built-in model (%s) nor a readable file: %s", name,
-                         tp_model_builtin_names(), tp_last_error());
-        else
-            tp_cli_error("%s", tp_last_error());
+        /* a bare name that is no file: an unknown built-in, a usage error */
+        if (st == TP_ERR_IO && strchr(name, '/') == NULL && !strstr(name, ".gguf") &&
+            access(name, F_OK) != 0) {
+            tp_cli_error("unknown model '%s' (built-in: %s; or a GGUF file)", name,
+                         tp_model_builtin_names());
+            return TP_EXIT_USAGE;
+        }
+        tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
     }
     m->file = name;
@@ -152,7 +156,7 @@ static void print_text(const mr_model *m, const mr_report *r, const mr_budget *b
     for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
         if (m->bytes_by_type[t])
             printf(" %s %zu", tp_type_name(t), m->bytes_by_type[t]);
-    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu f32 elements = %zu bytes "
+    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes "
            "(%.1f MB)\n", r->n_ctx, c->n_layer, (size_t)(c->n_head_kv * c->head_dim) * r->n_ctx,
            r->kv_bytes, mb(r->kv_bytes));
     print_phase(r, 0);
