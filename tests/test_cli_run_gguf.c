@@ -1,6 +1,6 @@
 /* `tensorplan run FILE.gguf` run as a user would, on test models of both families written
  * with tp_gguf_write_test_model. Oracle: the double-precision reference forward of
- * tests/support/ref_forward.c (half-split rope, i.e. NEOX pairs (i, i + D/2)) on
+ * tests/support/ref_forward.c with half-split rope (NEOX pairs (i, i + D/2)) on
  * tp_weights_init_random of the same config and seed, the weights the file holds, with greedy
  * argmax written here. A llama file's q/k rows are run with NORM rope (pairs (2i, 2i + 1)),
  * which equals half-split rope on rows reordered the inverse way of the HF converter (docs/
@@ -113,6 +113,7 @@ static void reference(const char *config, size_t max_new, int32_t *out, double *
     tp_model_config c;
     assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
     tp_weights *w = reference_weights(&c);
+    c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
     ref_model *m = NULL;
     assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
     const size_t vocab = (size_t)c.vocab;
@@ -233,6 +234,65 @@ static void test_greedy_llama(void **state)
 {
     (void)state;
     check_family(llama_path, "tiny-llama");
+}
+
+/* A Q8_0 file: the reference reads the file's own Q8_0 rows (its own dequantization of the
+ * block layout) with the file's config; the greedy tokens agree up to the first step whose
+ * top-two margin is small enough for activation rounding to flip (at least one step). */
+static void test_greedy_q8_0(void **state)
+{
+    (void)state;
+    char path[300], args[1024];
+    path_in(path, sizeof path, "q8.gguf");
+    tp_model_config bc;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &bc), TP_OK);
+    tp_gguf_test_model how = {TP_TYPE_Q8_0, SEED, "llama", NULL};
+    assert_int_equal(tp_gguf_write_test_model(path, &bc, &how), TP_OK);
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    tp_model_config c;
+    assert_int_equal(tp_gguf_model_config(g, &c), TP_OK);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_gguf_model_weights(g, &c, &w), TP_OK);
+    ref_model *m = NULL;
+    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    const size_t vocab = (size_t)c.vocab;
+    double *l = malloc(N_PROMPT * vocab * sizeof *l);
+    assert_non_null(l);
+    assert_int_equal(ref_model_forward(m, prompt, N_PROMPT, l), 0);
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    size_t sure = 0; /* steps before the first near tie */
+    const double *last = l + (N_PROMPT - 1) * vocab;
+    for (size_t i = 0; i < MAX_NEW; i++) {
+        if (i > 0) {
+            assert_int_equal(ref_model_forward(m, &want[i - 1], 1, l), 0);
+            last = l;
+        }
+        size_t best = 0;
+        for (size_t v = 1; v < vocab; v++)
+            if (last[v] > last[best])
+                best = v;
+        double second = -INFINITY;
+        for (size_t v = 0; v < vocab; v++)
+            if (v != best && last[v] > second)
+                second = last[v];
+        want[i] = (int32_t)best;
+        if (sure == i && last[best] - second > 0.05)
+            sure = i + 1;
+    }
+    free(l);
+    ref_model_destroy(m);
+    tp_weights_destroy(w);
+    tp_gguf_close(g);
+    fprintf(stderr, "q8_0: %zu steps without a near tie\n", sure);
+    assert_true(sure >= 1);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    assert_int_equal(parse_generated(r.err, got, MAX_NEW), MAX_NEW);
+    assert_memory_equal(got, want, sure * sizeof *got);
+    assert_non_null(strstr(r.err, "Q8_0"));
+    cli_free(&r);
 }
 
 /* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits. */
@@ -498,6 +558,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_greedy_qwen2),
         cmocka_unit_test(test_greedy_llama),
+        cmocka_unit_test(test_greedy_q8_0),
         cmocka_unit_test(test_dump_logits),
         cmocka_unit_test(test_strategies_equal),
         cmocka_unit_test(test_eog_stop),
