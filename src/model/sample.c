@@ -117,6 +117,43 @@ static int cand_cmp(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* 1 when a ranks below b (a smaller logit, or an equal one with a larger id). */
+static int worse(const cand *a, const cand *b)
+{
+    return cand_cmp(a, b) > 0;
+}
+
+static void sift_down(cand *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && worse(&h[l], &h[m]))
+            m = l;
+        if (r < n && worse(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        cand t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* The k best of c[0..n) into c[0..k), sorted best first: a heap of the k best seen so far
+ * (its root the worst of them), O(n log k), then a sort of the k. */
+static void top_k(cand *c, size_t n, size_t k)
+{
+    for (size_t i = k / 2; i-- > 0;)
+        sift_down(c, k, i);
+    for (size_t i = k; i < n; i++)
+        if (worse(&c[0], &c[i])) {
+            c[0] = c[i];
+            sift_down(c, k, 0);
+        }
+    qsort(c, k, sizeof *c, cand_cmp);
+}
+
 /* softmax(c[i].logit / t) over c[0..n) (sorted, largest first) into probs, in double. */
 static void softmax(const cand *c, size_t n, double t, double *probs)
 {
@@ -152,9 +189,12 @@ tp_status tp_sampler_candidates(tp_sampler *s, const float *logits, int32_t *ids
         s->c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
         s->c[i].id = (int32_t)i;
     }
-    qsort(s->c, k, sizeof *s->c, cand_cmp);
-    if (s->p.top_k > 0 && (size_t)s->p.top_k < k)
+    if (s->p.top_k > 0 && (size_t)s->p.top_k < k) {
         k = (size_t)s->p.top_k;
+        top_k(s->c, s->n_vocab, k);
+    } else {
+        qsort(s->c, k, sizeof *s->c, cand_cmp);
+    }
     if (s->p.top_p < 1.0f) {
         softmax(s->c, k, 1.0, pr);
         double cum = 0.0;
