@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -214,6 +217,10 @@ static void test_tensor_refusals(void **state)
     refused(&m, "blk.0.attn_extra.weight", NULL);
     m.extra_tensor = "blk.2.attn_norm.weight"; /* layer 2 of a 2-layer model */
     refused(&m, "blk.2.attn_norm.weight", NULL);
+    m.extra_tensor = "blk.01.attn_norm.weight"; /* not how layer 1 is spelt */
+    refused(&m, "blk.01.attn_norm.weight", NULL);
+    m.extra_tensor = "blk.1attn_norm.weight";
+    refused(&m, "blk.1attn_norm.weight", NULL);
     m = base_qwen2();
     m.extra_tensor = "blk.0.attn_output.bias"; /* a llama tensor, not a qwen2 one */
     refused(&m, "blk.0.attn_output.bias", "qwen2");
@@ -482,6 +489,45 @@ static void test_write_round_trip(void **state)
     round_trip(l, "llama", TP_TYPE_BF16);
 }
 
+/* The loader reads no weight byte: the pages of the data section are made unreadable, and
+ * the config, the bytes per type and the views still come out. */
+static void test_reads_no_weight_byte(void **state)
+{
+    (void)state;
+    tp_model_config cfg;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &cfg), TP_OK);
+    const tp_gguf_test_model how = {.type = TP_TYPE_F32, .seed = 1, .tokenizer = "llama"};
+    assert_int_equal(tp_gguf_write_test_model(path, &cfg, &how), TP_OK);
+    const int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    const size_t size = (size_t)st.st_size;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (size + page - 1) / page * page;
+    unsigned char *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    assert_true(map != MAP_FAILED);
+    close(fd);
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open_memory("guarded.gguf", map, size, &g), TP_OK);
+    const size_t from = (tp_gguf_data_offset(g) + page - 1) / page * page;
+    tp_gguf_close(g);
+    assert_true(span - from > span / 2); /* most of the file is weights */
+    assert_int_equal(mprotect(map + from, span - from, PROT_NONE), 0);
+    assert_int_equal(tp_gguf_open_memory("guarded.gguf", map, size, &g), TP_OK);
+    tp_model_config c;
+    assert_int_equal(tp_gguf_model_config(g, &c), TP_OK);
+    assert_int_equal(c.vocab, cfg.vocab);
+    size_t by_type[TP_TYPE_ID_LIMIT], total = 0;
+    assert_int_equal(tp_gguf_model_weight_bytes(g, by_type, &total), TP_OK);
+    assert_true(total > span - from - page);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_gguf_model_weights(g, &c, &w), TP_OK);
+    assert_int_equal(tp_weights_bytes(w), total);
+    tp_weights_destroy(w);
+    tp_gguf_close(g);
+    munmap(map, size);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -507,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_weight_bytes_and_views),
         cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_reads_no_weight_byte),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -25,7 +25,7 @@
 static char tmpdir[] = "/tmp/tp_model_cli_XXXXXX";
 static char file[300], out_text[1 << 16], err_text[4096];
 
-#define MAX_CTX 40
+#define MAX_CTX 24
 
 static mb_model the_model(void)
 {
@@ -96,7 +96,7 @@ static void test_json_byte_counts(void **state)
         else
             f32 += (double)(ts[i].ne0 * 4);
     }
-    const size_t cases[][3] = {{20, 6, 20}, {100, 6, MAX_CTX}, {10, 30, 30}};
+    const size_t cases[][3] = {{20, 6, 20}, {100, 6, MAX_CTX}, {10, 16, 16}};
     for (size_t k = 0; k < 3; k++) {
         cJSON *o = model_json(cases[k][0], cases[k][1], "", 0);
         assert_true(num(o, "weight_bytes") == f32 + q8);
@@ -173,12 +173,12 @@ static void test_budget(void **state)
     (void)state;
     const size_t prompt = 6;
     scan(prompt);
-    check_budget(at_ctx[20], 20, prompt);        /* fits exactly at 20       */
-    check_budget(at_ctx[20] - 1, 20, prompt);    /* one byte short           */
-    check_budget(at_ctx[13] + 100, 20, prompt);  /* does not fit, 13 does    */
+    check_budget(at_ctx[16], 16, prompt);        /* fits exactly at 16       */
+    check_budget(at_ctx[16] - 1, 16, prompt);    /* one byte short           */
+    check_budget(at_ctx[9] + 100, 16, prompt);   /* does not fit, 9 does     */
     check_budget(at_ctx[1] - 1, 10, prompt);     /* nothing fits             */
-    check_budget(at_ctx[MAX_CTX] * 2, 30, prompt); /* everything fits        */
-    check_budget(at_prompt[25], 8, prompt);
+    check_budget(at_ctx[MAX_CTX] * 2, 20, prompt); /* everything fits        */
+    check_budget(at_prompt[15], 8, prompt);
 
     cJSON *o = model_json(8, 4, "--budget 1K", 4);
     assert_true(num(cJSON_GetObjectItemCaseSensitive(o, "budget"), "bytes") == 1024);
@@ -255,6 +255,43 @@ static void test_builtin_still_works(void **state)
     assert_non_null(strstr(out_text, "decode: 1 token"));
 }
 
+/* write-model's file holds exactly the tensors this test's table lists for the config. */
+static void test_write_model(void **state)
+{
+    (void)state;
+    const char *names[2] = {"tiny-llama", "tiny-qwen2"};
+    for (int k = 0; k < 2; k++) {
+        tp_model_config c;
+        assert_int_equal(tp_model_config_builtin(names[k], &c), TP_OK);
+        assert_int_equal(run_cli("write-model %s --type q8_0 --seed 3 -o '%s'", names[k], file),
+                         0);
+        mb_model m;
+        memset(&m, 0, sizeof m);
+        m.arch = c.arch == TP_ARCH_LLAMA ? "llama" : "qwen2";
+        m.E = c.n_embd, m.L = c.n_layer, m.H = c.n_head, m.Hkv = c.n_head_kv;
+        m.D = c.head_dim, m.F = c.n_ff, m.V = c.vocab;
+        m.qkv_bias = c.qkv_bias, m.untied = !c.tied_embeddings;
+        mb_tensor ts[64];
+        const size_t n = mb_tensors(&m, ts, 64);
+        double want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += (double)mb_bytes(ts[i].ne1 ? TP_TYPE_Q8_0 : TP_TYPE_F32, ts[i].ne0,
+                                     ts[i].ne1 ? ts[i].ne1 : 1);
+        cJSON *o = model_json(16, 4, "", 0);
+        assert_true(num(o, "weight_bytes") == want);
+        const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "model");
+        assert_true(num(mo, "vocab") == c.vocab && num(mo, "n_ff") == c.n_ff);
+        cJSON_Delete(o);
+    }
+    /* tiny's vocabulary of 97 cannot hold 256 byte tokens */
+    assert_int_equal(run_cli("write-model tiny -o '%s/x.gguf'", tmpdir), 2);
+    assert_int_equal(run_cli("write-model tiny-llama --type q6_k -o '%s/x.gguf'", tmpdir), 2);
+    assert_int_equal(run_cli("write-model tiny-llama"), 2);
+    /* the shared file back to this test's model */
+    const mb_model m = the_model();
+    assert_int_equal(mb_write(&m, file), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -283,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_json_byte_counts),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_builtin_still_works),
+        cmocka_unit_test(test_write_model),
         cmocka_unit_test(test_refused_files),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -57,7 +57,7 @@ static void usage(FILE *out)
             "       tensorplan --version\n\ncommands:\n",
             TP_VERSION);
     for (size_t i = 0; i < command_count; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nexit codes: 0 done, 1 runtime error, 2 bad command line, 3 input refused,\n"
             "            4 does not fit (or the solution is invalid)\n");

@@ -168,15 +168,18 @@ static int listed(const tp_model_config *c, const char *name)
 {
     size_t n = 0;
     const gm_tensor_spec *specs = tp_gguf_model_specs(c->arch, &n);
-    int layer = -1, used = 0;
-    if (sscanf(name, "blk.%d.%n", &layer, &used) == 1 && used > 0) {
-        char back[TP_GGUF_MAX_NAME + 1];
-        snprintf(back, sizeof back, "blk.%d.", layer);
-        if (layer < 0 || layer >= c->n_layer || strncmp(back, name, (size_t)used) != 0)
+    int layer = -1;
+    size_t used = 0;
+    if (strncmp(name, "blk.", 4) == 0) {
+        /* "blk.N." with N decimal, no leading zero, below n_layer */
+        size_t k = 4;
+        long v = 0;
+        while (name[k] >= '0' && name[k] <= '9' && k < 12)
+            v = v * 10 + (name[k++] - '0');
+        if (k == 4 || name[k] != '.' || (name[4] == '0' && k > 5) || v >= c->n_layer)
             return 0;
-    } else {
-        used = 0;
-        layer = -1;
+        layer = (int)v;
+        used = k + 1;
     }
     for (size_t i = 0; i < n; i++)
         if ((specs[i].per_layer == (layer >= 0)) && strcmp(specs[i].name, name + used) == 0)
