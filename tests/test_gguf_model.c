@@ -451,11 +451,12 @@ static void check_weights(const tp_gguf *g, const tp_model_config *c, uint64_t s
     tp_weights_destroy(got);
 }
 
-static void round_trip(tp_model_config cfg, const char *tokenizer, uint32_t type)
+static void round_trip_pre(tp_model_config cfg, const char *tokenizer, uint32_t type,
+                           const char *pre)
 {
     snprintf(cfg.name, sizeof cfg.name, "m");
     const tp_gguf_test_model how = {.type = type, .seed = 7, .tokenizer = tokenizer,
-                                    .pre = NULL};
+                                    .pre = pre};
     assert_int_equal(tp_gguf_write_test_model(path, &cfg, &how), TP_OK);
     tp_gguf *g = NULL;
     assert_int_equal(tp_gguf_open(path, &g), TP_OK);
@@ -467,6 +468,11 @@ static void round_trip(tp_model_config cfg, const char *tokenizer, uint32_t type
     if (type == TP_TYPE_F32 || type == TP_TYPE_F16)
         check_weights(g, &back, 7);
     tp_gguf_close(g);
+}
+
+static void round_trip(tp_model_config cfg, const char *tokenizer, uint32_t type)
+{
+    round_trip_pre(cfg, tokenizer, type, NULL);
 }
 
 static void test_write_round_trip(void **state)
@@ -487,6 +493,26 @@ static void test_write_round_trip(void **state)
     l.rope_n_ctx_orig = 64;
     l.rope_attn_factor = 1.3f;
     round_trip(l, "llama", TP_TYPE_BF16);
+    round_trip_pre(q, "gpt2", TP_TYPE_F32, "llama-bpe");
+}
+
+static void test_write_refusals(void **state)
+{
+    (void)state;
+    tp_model_config q, t;
+    assert_int_equal(tp_model_config_builtin("tiny-qwen2", &q), TP_OK);
+    assert_int_equal(tp_model_config_builtin("tiny", &t), TP_OK);
+    tp_gguf_test_model how = {.type = TP_TYPE_F32, .seed = 1, .tokenizer = "gpt2"};
+    assert_int_equal(tp_gguf_write_test_model(path, &t, &how), TP_ERR_INVALID); /* vocab 97 */
+    assert_non_null(strstr(tp_last_error(), "259"));
+    how.tokenizer = "bert";
+    assert_int_equal(tp_gguf_write_test_model(path, &q, &how), TP_ERR_INVALID);
+    how.tokenizer = "gpt2";
+    how.type = TP_TYPE_Q8_1; /* not a type the writer quantizes to */
+    assert_int_equal(tp_gguf_write_test_model(path, &q, &how), TP_ERR_INVALID);
+    how.type = TP_TYPE_F32;
+    q.rope_freqs = 1; /* qwen2 files have no rope_freqs */
+    assert_int_equal(tp_gguf_write_test_model(path, &q, &how), TP_ERR_INVALID);
 }
 
 /* The loader reads no weight byte: the pages of the data section are made unreadable, and
@@ -553,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_weight_bytes_and_views),
         cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_write_refusals),
         cmocka_unit_test(test_reads_no_weight_byte),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
