@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -52,7 +53,7 @@ static tp_model_config base_config(const char *name, tp_arch arch, int ne, int n
     return c;
 }
 
-enum { N_CONFIGS = 5, CFG_Q4K = 4 };
+enum { N_CONFIGS = 5, CFG_Q4K = 4, CFG_WIDE_VOCAB = 5 };
 
 static tp_model_config config_at(int i)
 {
@@ -65,7 +66,7 @@ static tp_model_config config_at(int i)
         c.rope_freq_scale = 0.25f;
         c.rope_ext_factor = 1.0f;
         c.rope_n_ctx_orig = 4096;
-        c.rope_attn_factor = 1.0f;
+        c.rope_attn_factor = 1.1386294f; /* 1 + 0.1 ln(1/0.25), YaRN's magnitude */
         return c;
     case 1: /* llama: tied, one KV head, rope_freqs with linear scaling, no bias */
         c = base_config("llama-tied", TP_ARCH_LLAMA, 32, 4, 1, 8, 64, 2, 45);
@@ -79,10 +80,12 @@ static tp_model_config config_at(int i)
         c.tied_embeddings = 0;
         c.output_bias = 1;
         return c;
-    default: /* llama widths of whole Q4_K blocks */
+    case CFG_Q4K: /* llama widths of whole Q4_K blocks */
         c = base_config("llama-256", TP_ARCH_LLAMA, 256, 4, 2, 64, 256, 2, 23);
         c.tied_embeddings = 0;
         return c;
+    default: /* a tied embedding of 16 MB as f32 that dominates the model */
+        return base_config("llama-vocab", TP_ARCH_LLAMA, 256, 4, 2, 64, 256, 1, 16384);
     }
 }
 
@@ -350,6 +353,49 @@ static void test_views_keep_their_own_size(void **state)
     }
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
+/* Resident memory of this process in bytes (/proc/self/statm). */
+static size_t resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    assert_non_null(f);
+    unsigned long size = 0, rss = 0;
+    assert_int_equal(fscanf(f, "%lu %lu", &size, &rss), 2);
+    fclose(f);
+    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+#endif
+
+/* A run on Q8_0 views grows resident memory by far less than the f32 size of the tied
+ * embedding (16 MB), which a dequantized copy of it would add. */
+static void test_no_f32_copy_in_resident_memory(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* the sanitizer's shadow memory and quarantine make resident size meaningless */
+#else
+    model m;
+    make_model(CFG_WIDE_VOCAB, TP_TYPE_Q8_0, &m);
+    const tp_weight *embd = tp_weights_find(m.w, "token_embd.weight");
+    assert_non_null(embd);
+    const size_t f32_bytes = embd->rows * embd->cols * sizeof(float);
+    tp_weights_destroy(m.owned); /* the f32 originals are gone before measuring */
+    m.owned = NULL;
+    tp_session_options o = tp_session_options_default();
+    o.n_ctx = 32;
+    size_t before = resident_bytes();
+    run_out r;
+    run(&m, &o, &r);
+    size_t after = resident_bytes();
+    size_t grew = after > before ? after - before : 0;
+    if (grew >= f32_bytes / 2)
+        fail_msg("resident memory grew by %zu bytes; the embedding as f32 is %zu", grew,
+                 f32_bytes);
+    free(r.logits);
+    free_model(&m);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_q4_k_and_wide_rows_match_reference),
         cmocka_unit_test(test_strategies_equal_naive_bit_for_bit),
         cmocka_unit_test(test_views_keep_their_own_size),
+        cmocka_unit_test(test_no_f32_copy_in_resident_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

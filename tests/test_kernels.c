@@ -158,7 +158,7 @@ static void test_rms_norm_formula(void **state)
 
 /* docs/engine.md "RoPE" restated: theta_0 = p, theta_{i+1} = theta_i * powf(base, -2/hd) in
  * f32 (the spec's repeated multiplication); the divisor, the scaling, the YaRN ramp and the
- * rotation in double. want has the layout of x. */
+ * rotation in double; attn_factor is the whole magnitude. want has the layout of x. */
 static void rope_oracle(const float *x, const uint32_t *pos, size_t nh, size_t hd, size_t nt,
                         const tp_rope_params *p, double *want)
 {
@@ -171,7 +171,6 @@ static void rope_oracle(const float *x, const uint32_t *pos, size_t nh, size_t h
         double slow = hd * log(p->n_ctx_orig / (2 * pi * 1)) / (2 * log(p->base));
         lo = fmax(0, floor(fast));
         hi = fmin((double)hd - 1, ceil(slow));
-        mscale *= 1 + 0.1 * log(1 / (double)p->freq_scale);
     }
     for (size_t t = 0; t < nt; t++) {
         float theta = (float)pos[t];
@@ -273,7 +272,7 @@ static void test_rope_yarn(void **state)
     tp_rope_params p = {TP_ROPE_NEOX, 10000.0f, 0.25f, 1.0f, 1.0f, 4096, NULL};
     check_rope(3, 16, pos, 4, &p, 2e-5);
     p.mode = TP_ROPE_NORM;
-    p.attn_factor = 0.9f;
+    p.attn_factor = 1.1386294f; /* 1 + 0.1 ln 4, the YaRN magnitude of freq_scale 0.25 */
     check_rope(3, 16, pos, 4, &p, 2e-5);
     /* refusals: no original context with YaRN, an unknown mode, a zero divisor */
     float x[16] = {0}, y[16], one[1];

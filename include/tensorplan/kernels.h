@@ -49,14 +49,15 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
  * the pair (i, i + head_dim/2), NORM the pair (2i, 2i+1). theta_0 = position, theta_{i+1} =
  * theta_i * base^(-2/head_dim) by repeated f32 multiplication; divided by freqs[i] when freqs
  * is not NULL (head_dim/2 divisors); scaled by freq_scale, mixed with the unscaled angle
- * through the YaRN ramp when ext_factor != 0 (n_ctx_orig then > 0, and the magnitude gains
- * 1 + 0.1 ln(1/freq_scale)); cos and sin are multiplied by attn_factor. */
+ * through the YaRN ramp when ext_factor != 0 (n_ctx_orig then > 0); cos and sin are
+ * multiplied by attn_factor, the whole magnitude (with YaRN it already holds
+ * 1 + 0.1 ln(1/freq_scale), as tp_model_config's rope_attn_factor does). */
 typedef struct tp_rope_params {
     int mode;
     float base;
     float freq_scale;  /* 1 = no scaling */
     float ext_factor;  /* 0 = no YaRN    */
-    float attn_factor; /* 1 = none       */
+    float attn_factor; /* cos/sin magnitude, 1 = none */
     int n_ctx_orig;
     const float *freqs; /* NULL or head_dim/2 divisors */
 } tp_rope_params;

@@ -358,15 +358,15 @@ static void rope_cache(float pos, size_t half, const tp_rope_params *p, const fl
     float theta = pos;
     for (size_t i = 0; i < half; i++) {
         float extrap = p->freqs ? theta / p->freqs[i] : theta;
-        float t = p->freq_scale * extrap, mscale = p->attn_factor;
+        float t = p->freq_scale * extrap;
         if (p->ext_factor != 0.0f) {
             float y = ((float)i - dims[0]) / fmaxf(0.001f, dims[1] - dims[0]);
             float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * p->ext_factor;
             t = t * (1.0f - mix) + extrap * mix;
-            mscale *= 1.0f + 0.1f * logf(1.0f / p->freq_scale);
         }
-        cs[i] = cosf(t) * mscale;
-        sn[i] = sinf(t) * mscale;
+        /* the whole magnitude: YaRN's 1 + 0.1 ln(1/freq_scale) is already in attn_factor */
+        cs[i] = cosf(t) * p->attn_factor;
+        sn[i] = sinf(t) * p->attn_factor;
         theta *= theta_scale;
     }
 }

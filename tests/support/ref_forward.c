@@ -228,7 +228,8 @@ static void rmsnorm(const double *x, const double *w, size_t d, double eps, doub
 }
 
 /* docs/engine.md "RoPE": theta_0 = pos, theta_{i+1} = theta_i * base^(-2/hd) by repeated f32
- * multiplication; divided by freqs[i]; scaled, with the YaRN ramp and magnitude; NEOX pairs
+ * multiplication; divided by freqs[i]; scaled, with the YaRN ramp; rope_attn_factor is the
+ * whole magnitude (YaRN's factor included by whoever made the config); NEOX pairs
  * (i, i + hd/2), NORM pairs (2i, 2i + 1). */
 static void rope(const tp_model_config *c, const double *freqs, double *x, size_t n_head,
                  size_t pos)
@@ -241,7 +242,6 @@ static void rope(const tp_model_config *c, const double *freqs, double *x, size_
         double slow = hd * log(c->rope_n_ctx_orig / (2 * pi * 1)) / (2 * log(base));
         lo = fmax(0, floor(fast));
         hi = fmin((double)hd - 1, ceil(slow));
-        mscale *= 1 + 0.1 * log(1 / fs);
     }
     const float theta_scale = powf(c->rope_base, -2.0f / (float)hd);
     float theta = (float)pos;
