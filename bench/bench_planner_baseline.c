@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "tensorplan/planner.h"
 
 static double now(void)

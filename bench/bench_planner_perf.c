@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"

@@ -23,7 +23,6 @@ static tp_graph_params base_params(void)
     p.n_out = 1;
     p.n_ctx = 32;
     p.fuse_ffn = 1;
-    p.fuse_qkv = 0;
     p.queued_layers = 0;
     p.weights_version = 1;
     return p;
@@ -73,18 +72,17 @@ static void reuse_only_on_equal_params(void **state)
     (void)state;
     tp_graph_params b = base_params();
     /* every field of the identity, changed one at a time */
-    tp_graph_params v[7];
-    for (int i = 0; i < 7; i++)
+    tp_graph_params v[6];
+    for (int i = 0; i < 6; i++)
         v[i] = b;
     v[0].n_tokens = 2; /* also the graph type: prefill instead of decode */
     v[1].n_out = 2;
     v[1].n_tokens = 2;
     v[2].n_ctx = 64;
     v[3].fuse_ffn = 0;
-    v[4].fuse_qkv = 1;
-    v[5].queued_layers = 1;
-    v[6].weights_version = 2;
-    for (int i = 0; i < 7; i++) {
+    v[4].queued_layers = 1;
+    v[5].weights_version = 2;
+    for (int i = 0; i < 6; i++) {
         tp_graph_cache *c = new_cache(1);
         assert_false(get_graph(c, &b));
         assert_true(get_graph(c, &b)); /* equal params: reused */

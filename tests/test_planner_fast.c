@@ -15,6 +15,7 @@
 #include "support/place_reference.h"
 
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
 

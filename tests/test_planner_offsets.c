@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "support/xorshift.h"
 #include "tensorplan/planner.h"
 

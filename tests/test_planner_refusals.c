@@ -9,7 +9,9 @@
 
 #include <cmocka.h>
 
+#include "common/error.h"
 #include "planner/planner_internal.h"
+#include "support/offsets_simple.h"
 #include "tensorplan/planner.h"
 
 static void expect_message(const char *needle)
@@ -188,11 +190,52 @@ static void status_names_are_stable(void **state)
     assert_string_equal(tp_status_name(TP_ERR_OVERFLOW), "TP_ERR_OVERFLOW");
 }
 
+/* A portfolio over this many tensors runs its orders on worker threads. A failing worker's
+ * message used to stay in that worker's thread-local buffer, so some calls returned
+ * TP_ERR_OVERFLOW with an empty tp_last_error(); the portfolio now carries the failing
+ * worker's status and message to the caller. Two tensors live together fill exactly SIZE_MAX
+ * bytes, so the peak fits, but neither size is a multiple of the 64-byte alignment: whichever
+ * goes second starts at the other's size rounded up and ends past SIZE_MAX. */
+#define PORTFOLIO_FAILING_CALLS 200
+#define PORTFOLIO_FAILING_TENSORS 4100
+
+static void every_failing_portfolio_call_has_a_message(void **state)
+{
+    (void)state;
+    static tp_tensor_lifetime t[PORTFOLIO_FAILING_TENSORS];
+    static size_t off[PORTFOLIO_FAILING_TENSORS];
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.strategy = TP_PLAN_PORTFOLIO;
+    o.alignment = 64;
+    for (int call = 0; call < PORTFOLIO_FAILING_CALLS; call++) {
+        for (size_t i = 0; i < PORTFOLIO_FAILING_TENSORS; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            const size_t first = 10 + (size_t)(rng % 1000);
+            t[i] = (tp_tensor_lifetime){ 1 + (size_t)(rng >> 40) % 4096, first,
+                                         first + (size_t)(rng >> 20) % 50 };
+        }
+        const size_t a = (size_t)(rng % PORTFOLIO_FAILING_TENSORS);
+        const size_t b = (a + 1 + (size_t)(rng >> 32) % (PORTFOLIO_FAILING_TENSORS - 1)) %
+                         PORTFOLIO_FAILING_TENSORS;
+        t[a] = (tp_tensor_lifetime){ SIZE_MAX / 2 - 32, 0, 1 };  /* 2^63 - 33 */
+        t[b] = (tp_tensor_lifetime){ SIZE_MAX / 2 + 33, 0, 1 };  /* 2^63 + 32 */
+        size_t arena = 99;
+        tp_clear_error();
+        assert_int_equal(tp_plan_offsets_ex(t, PORTFOLIO_FAILING_TENSORS, &o, off, &arena, NULL),
+                         TP_ERR_OVERFLOW);
+        if (tp_last_error()[0] == '\0')
+            fail_msg("call %d: TP_ERR_OVERFLOW with an empty message", call);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_lifetime_that_ends_before_it_starts_is_refused_by_name),
         cmocka_unit_test(offsets_past_size_max_are_refused),
+        cmocka_unit_test(every_failing_portfolio_call_has_a_message),
         cmocka_unit_test(live_bytes_past_size_max_are_refused),
         cmocka_unit_test(null_pointers_with_a_count_are_refused),
         cmocka_unit_test(edges_against_the_topological_numbering_are_refused_by_index),

@@ -91,9 +91,6 @@ int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_
  * TP_EXIT_ERROR. */
 int tp_cli_exit_for(tp_status status);
 
-/* Seconds on a monotonic clock, for timings in summaries. */
-double tp_cli_now(void);
-
 /* Prints "tensorplan: COMMAND: MESSAGE" on one line to stderr (COMMAND once one is running). */
 void tp_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)

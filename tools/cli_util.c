@@ -121,9 +121,3 @@ int tp_cli_exit_for(tp_status status)
                                                                    : TP_EXIT_ERROR;
 }
 
-double tp_cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}

@@ -116,7 +116,7 @@ int tp_cmd_graph(int argc, char **argv)
     if (rc == TP_EXIT_OK && dot && tp_graph_save_dot(g, dot) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
-        /* a failed command leaves nothing behind (formats.md), not half of what was asked */
+        /* a failed command leaves nothing behind (docs/graph.md, "Command line"), not half of what was asked */
         if (json)
             remove(json);
     }

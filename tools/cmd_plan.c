@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/clock.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 
@@ -232,9 +233,9 @@ int tp_cmd_plan(int argc, char **argv)
     }
     size_t arena = 0, peak = 0;
     tp_plan_report report;
-    double t0 = tp_cli_now();
+    double t0 = tp_clock_seconds();
     st = run_planner(&a, &t, offsets, &arena, &report);
-    double seconds = tp_cli_now() - t0;
+    double seconds = tp_clock_seconds() - t0;
     if (st == TP_OK)
         st = tp_peak_live_bytes(t.tensors, t.count, &peak);
     if (st != TP_OK) {

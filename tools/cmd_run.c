@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_gguf.h"
+#include "common/clock.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/graph_io.h"
 #include "tensorplan/kernels.h"
@@ -75,9 +76,8 @@ void tp_help_run(FILE *out)
         "  -h, --help          this text\n"
         "\n"
         "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
-        "  TENSORPLAN_NO_FUSE_QKV=1 flips the QKV fusion toggle (no fused QKV op exists\n"
-        "  yet: it only changes the graph identity, forcing a rebuild); TENSORPLAN_TRACE=FILE\n"
-        "  and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and --dump-dir when those are absent.\n"
+        "  TENSORPLAN_TRACE=FILE and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and\n"
+        "  --dump-dir when those are absent.\n"
         "\n"
         "exit codes:\n"
         "  0  done\n"
@@ -192,15 +192,13 @@ static int env_is_one(const char *name)
     return v && strcmp(v, "1") == 0;
 }
 
-/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 and
- * TENSORPLAN_NO_FUSE_QKV=1 turn the session's fusion toggles off; TENSORPLAN_TRACE and
+/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
+ * session's SwiGLU fusion off; TENSORPLAN_TRACE and
  * TENSORPLAN_GRAPH_DUMP stand for --trace and --dump-dir when those are absent. */
 static void apply_environment(run_args *a)
 {
     if (env_is_one("TENSORPLAN_NO_FUSE_FFN"))
         a->o.fuse_ffn = 0;
-    if (env_is_one("TENSORPLAN_NO_FUSE_QKV"))
-        a->o.fuse_qkv = 0;
     if (!a->trace_s)
         a->trace_s = getenv("TENSORPLAN_TRACE");
     if (!a->dump_s)
@@ -383,10 +381,10 @@ static int generate(run_args *a, const int32_t *prompt, size_t n_prompt)
                      strerror(errno));
         goto done;
     }
-    double t0 = tp_cli_now();
+    double t0 = tp_clock_seconds();
     if (tp_weights_init_random(&a->cfg, a->seed, &w) != TP_OK)
         goto fail;
-    double t_weights = tp_cli_now() - t0;
+    double t_weights = tp_clock_seconds() - t0;
     a->o.exec.trace = trace;
     if (tp_session_create(&a->cfg, w, &a->o, &s) != TP_OK)
         goto fail;

@@ -1,4 +1,4 @@
-/* tensorplan: the graph allocator (allocator.md sections 2-6 and 10).
+/* tensorplan: the graph allocator (docs/allocator.md).
  *
  * The allocator owns the backends (and so their pools), the persistent regions (the KV
  * cache: kv.L.k and kv.L.v per layer) and the current graph's plan: which window of which
@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 typedef enum tp_alloc_strategy {
-    TP_STRATEGY_POOL = 0, /* per-node buffers from exact-length pools (the chapter)       */
+    TP_STRATEGY_POOL = 0, /* per-node buffers from exact-length pools                    */
     TP_STRATEGY_ARENA,    /* per backend one arena; windows at offsets from the planner   */
     TP_STRATEGY_NAIVE     /* every live node its own exact-size pool buffer, never reused
                              and never aliased: the reference other strategies must match */
@@ -27,7 +27,7 @@ typedef enum tp_alloc_strategy {
 
 typedef enum tp_alias_policy {
     TP_ALIAS_SOLE_CONSUMER = 0, /* silu, rope alias their first source when it has one
-                                   consumer (the chapter)                                 */
+                                   consumer (the default)                                 */
     TP_ALIAS_LAST_CONSUMER,     /* add, mul, rms_norm, silu, rope, swiglu alias their first
                                    source when they are its last consumer (ggml)          */
     TP_ALIAS_NONE               /* never alias                                            */
@@ -72,7 +72,7 @@ void tp_allocator_destroy(tp_allocator *alloc);
 tp_backend *tp_alloc_backend(const tp_allocator *alloc, int backend);
 
 /* Plans graph (options NULL = defaults): returns the previous plan's buffers and staging
- * buffers to their pools, refuses a cycle, then runs allocator.md section 3. The graph must
+ * buffers to their pools, refuses a cycle, then runs the walk of docs/allocator.md. The graph must
  * outlive the plan (until the next tp_alloc_graph or tp_allocator_destroy). On failure
  * the allocator holds no plan. */
 tp_status tp_alloc_graph(tp_allocator *alloc, const tp_graph *graph,
@@ -132,7 +132,7 @@ tp_status tp_alloc_fill_input(tp_allocator *alloc, const tp_graph *graph, const 
 tp_status tp_alloc_read(tp_allocator *alloc, const tp_bufref *ref, void *data);
 tp_status tp_alloc_write(tp_allocator *alloc, const tp_bufref *ref, const void *data);
 
-/* --- cross-backend staging (allocator.md section 6) --------------------------------- */
+/* --- cross-backend staging (docs/allocator.md, "Staging") --------------------------------- */
 
 /* The staging window on dst_backend for node's output: the first request for (node,
  * dst_backend) in the current plan takes a fresh buffer (alloc_fresh, never the free
@@ -158,7 +158,7 @@ typedef struct tp_plan_stats {
                                 nodes' exact output bytes (an alias counted once)         */
     size_t peak_held_bytes;  /* peak over positions of the activation buffers held, each
                                 from its first acquisition to its last release in this
-                                plan (allocator.md section 9's "peak live" column)        */
+                                plan (docs/allocator.md, "Expected figures")        */
     double plan_seconds;
 } tp_plan_stats;
 

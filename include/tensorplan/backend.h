@@ -4,7 +4,7 @@
  * scheduler need from it is behind the function pointers of tp_backend, so a real device
  * backend (CUDA, Metal) can be added without touching either.
  *
- * Pool rules (allocator.md section 2): ids are stable for the backend's lifetime and memory
+ * Pool rules (docs/backends.md, "The interface"): ids are stable for the backend's lifetime and memory
  * never moves (a device may capture raw pointers and replay them); a recycled id keeps its
  * length; `free` deallocates nothing. All sizes and offsets are in f32 elements. Integer
  * data rides in f32 buffers as bit patterns, so every host transfer is a bitwise copy. */

@@ -1,10 +1,10 @@
-/* tensorplan: the graph cache (allocator.md section 7).
+/* tensorplan: the graph cache (docs/allocator.md, "The graph cache").
  *
  * The cache holds up to TP_GRAPH_CACHE_MAX planned graphs (most recent first), the params
  * each was built for, and the allocator. The allocator outlives every graph, so the KV
  * regions survive prefill -> decode and fusion-toggle rebuilds with zero copies. The reuse
  * identity is exactly tp_graph_params (n_tokens, n_out, hence the graph type, n_ctx, the
- * fusion toggles, the device layers, weights_version); n_past is not part of it, because
+ * SwiGLU fusion toggle, the device layers, weights_version); n_past is not part of it, because
  * positions are data: every decode step reuses one graph and only refills inputs.
  *
  * Switching to another cached shape re-maps its saved plan: its buffers are taken back
@@ -28,7 +28,6 @@ typedef struct tp_graph_params {
     size_t n_out;               /* rows of logits wanted (n_out < n_tokens: tail rows)   */
     size_t n_ctx;
     int fuse_ffn;               /* SwiGLU fusion on                                      */
-    int fuse_qkv;               /* QKV fusion toggle (part of the identity)              */
     int queued_layers;          /* layers [0, k) on the queued backend                   */
     uint64_t weights_version;
 } tp_graph_params;

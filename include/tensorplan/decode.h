@@ -1,4 +1,4 @@
-/* tensorplan: the decode loop (engine.md section 6).
+/* tensorplan: the decode loop (docs/backends.md, "The decode loop").
  *
  * A session owns a graph cache (and through it the allocator, whose KV regions survive
  * every rebuild) for one model config and one weight registry. Prefill runs the prompt
@@ -31,7 +31,6 @@ typedef struct tp_session_options {
     size_t n_ctx;            /* requested context; 0 = TP_DEFAULT_N_CTX                    */
     int queued_layers;       /* layers [0, k) on the queued backend                       */
     int fuse_ffn;            /* SwiGLU fusion                                              */
-    int fuse_qkv;            /* QKV fusion toggle                                          */
     int tail_rows;           /* 1: prefill computes logits for the last row only          */
     size_t cache_capacity;   /* graphs kept by the cache; 0 = TP_GRAPH_CACHE_MAX           */
 } tp_session_options;
@@ -61,8 +60,8 @@ size_t tp_session_context(const tp_model_config *config, const tp_session_option
                           size_t n_first);
 
 /* The graph params a session uses for a batch of n tokens with n_out logits rows at context
- * n_ctx: the options' fusion toggles and their queued layers. The library reads no
- * environment variable (the command line maps TENSORPLAN_NO_FUSE_* onto the options).
+ * n_ctx: the options' fusion toggle and their queued layers. The library reads no
+ * environment variable (the command line maps TENSORPLAN_NO_FUSE_FFN onto the options).
  * weights_version is left 0 for the caller. */
 tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n, size_t n_out,
                                         size_t n_ctx);

@@ -1,9 +1,9 @@
-/* tensorplan: the scheduler (engine.md section 5) and the execution trace.
+/* tensorplan: the scheduler (docs/backends.md, "The scheduler") and the execution trace.
  *
  * Executes the allocator's current graph through its plan. Splits are maximal runs of
  * consecutive nodes (build order) on one backend. At a split whose backend differs from the
  * previous split's, the previous backend is synchronised and every source living on another
- * backend is copied into its staging window on this one (allocator.md section 6). Inputs
+ * backend is copied into its staging window on this one (docs/allocator.md, "Staging"). Inputs
  * (host-filled) and nodes without a buffer (dead) are skipped; kv_store, kv_load and attn
  * get their layer's K/V pair from the allocator; a node whose buffer is on another backend
  * than its split is refused. Every backend is synchronised at the end. The scheduler
@@ -50,7 +50,7 @@ tp_exec_options tp_exec_options_default(void);
 tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
                      const tp_exec_options *options, tp_exec_stats *stats);
 
-/* --- the trace (engine.md section 7) ---------------------------------------------------
+/* --- the trace (docs/backends.md, "Observability") ---------------------------------------------------
  * A JSON file: {"format": "tensorplan-trace", "version": 1, "runs": [ ... ]}, one run per
  * executed graph, each with its nodes in execution order: id, name, op, backend, buffer
  * window, shape, summary statistics (min, max, mean, rms, nan, inf over the output window)

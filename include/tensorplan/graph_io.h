@@ -1,4 +1,4 @@
-/* tensorplan: graph files. The graph JSON format of formats.md section 1 ("tensorplan-graph",
+/* tensorplan: graph files. The graph JSON format of docs/graph.md ("Graph JSON") ("tensorplan-graph",
  * version 1) and a Graphviz DOT rendering. Part of the tensorplan_io library. */
 #ifndef TENSORPLAN_GRAPH_IO_H
 #define TENSORPLAN_GRAPH_IO_H

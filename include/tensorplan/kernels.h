@@ -2,7 +2,7 @@
  *
  * Every activation is stored token-major: a tensor of shape [d, n_tokens] is n_tokens rows
  * of d floats. Integer data (token ids, positions, row ids) rides in f32 arrays as bit
- * patterns (allocator.md section 5); kernels recover the integers with memcpy and never with
+ * patterns (docs/allocator.md, "Inputs"); kernels recover the integers with memcpy and never with
  * float arithmetic, because small integers are subnormal floats and a flush-to-zero mode
  * would turn them into 0.
  *

@@ -1,4 +1,4 @@
-/* tensorplan: plan files. The plan JSON format of formats.md section 2 ("tensorplan-plan",
+/* tensorplan: plan files. The plan JSON format of docs/allocator.md ("Plan JSON") ("tensorplan-plan",
  * version 1), written from an allocator's current plan. Part of the tensorplan_io library.
  *
  * Buffer ids are the pools' own ids. In the arena strategy every node window of a backend

@@ -1,4 +1,4 @@
-/* The graph cache (allocator.md section 7): graphs keyed by their build params, the
+/* The graph cache (docs/allocator.md, "The graph cache"): graphs keyed by their build params, the
  * allocator kept across every rebuild, up to TP_GRAPH_CACHE_MAX planned graphs switched by
  * re-mapping their saved plans. */
 #include <stdlib.h>
@@ -31,7 +31,7 @@ int tp_graph_params_equal(const tp_graph_params *a, const tp_graph_params *b)
      * are data, so every decode step reuses one graph. The graph type is decode iff
      * n_tokens == 1, so equal n_tokens means equal types. */
     return a->n_tokens == b->n_tokens && a->n_out == b->n_out && a->n_ctx == b->n_ctx &&
-           a->fuse_ffn == b->fuse_ffn && a->fuse_qkv == b->fuse_qkv &&
+           a->fuse_ffn == b->fuse_ffn &&
            a->queued_layers == b->queued_layers && a->weights_version == b->weights_version;
 }
 

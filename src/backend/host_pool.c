@@ -1,4 +1,4 @@
-/* The host-memory pool behind the cpu and queued backends (allocator.md section 2).
+/* The host-memory pool behind the cpu and queued backends (docs/backends.md, "The interface").
  *
  * Buffers are separate blocks, so a buffer's address never changes once created (ids are
  * stable and memory never moves: a device may capture raw pointers). Large buffers are

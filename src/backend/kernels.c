@@ -7,26 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cpu_count.h"
 #include "common/error.h"
 #include "tensorplan/graph.h"
 
 #define TP_KERNEL_MAX_THREADS 64
 
 static int g_threads; /* 0 = not chosen yet: the online CPU count */
-static int g_online = 1;
-static pthread_once_t g_online_once = PTHREAD_ONCE_INIT;
-
-/* sysconf reads /sys on every call: ask once per process, not once per kernel */
-static void probe_online(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    g_online = n < 1 ? 1 : n > TP_KERNEL_MAX_THREADS ? TP_KERNEL_MAX_THREADS : (int)n;
-}
-
 static int online_cpus(void)
 {
-    pthread_once(&g_online_once, probe_online);
-    return g_online;
+    const unsigned n = tp_cpu_count();
+    return n > TP_KERNEL_MAX_THREADS ? TP_KERNEL_MAX_THREADS : (int)n;
 }
 
 void tp_kernels_set_threads(int n)

@@ -2,8 +2,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-static _Thread_local char tp_error_message[1024];
+static _Thread_local char tp_error_message[TP_ERROR_MAX];
 
 const char *tp_status_name(tp_status status)
 {
@@ -36,4 +37,17 @@ tp_status tp_fail(tp_status status, const char *fmt, ...)
     vsnprintf(tp_error_message, sizeof tp_error_message, fmt, ap);
     va_end(ap);
     return status;
+}
+
+void tp_error_capture(tp_error *e, tp_status status)
+{
+    e->status = status;
+    memcpy(e->message, tp_error_message, sizeof e->message);
+}
+
+tp_status tp_error_raise(const tp_error *e)
+{
+    memcpy(tp_error_message, e->message, sizeof tp_error_message);
+    tp_error_message[sizeof tp_error_message - 1] = '\0';
+    return e->status;
 }

@@ -23,6 +23,19 @@ tp_status tp_fail(tp_status status, const char *fmt, ...) TP_PRINTF(2, 3);
             return tp_try_st_;                                                               \
     } while (0)
 
+/* A status with its message, carried from the thread that failed to the one that reports:
+ * tp_last_error() is per thread, so a worker's message would otherwise stay in the worker. */
+#define TP_ERROR_MAX 1024
+typedef struct tp_error {
+    tp_status status;
+    char message[TP_ERROR_MAX];
+} tp_error;
+
+/* e receives status and this thread's current message (a worker calls it as it fails). */
+void tp_error_capture(tp_error *e, tp_status status);
+/* Makes e's message this thread's (the caller calls it after joining); returns e->status. */
+tp_status tp_error_raise(const tp_error *e);
+
 /* Clears this thread's message (called on success paths that want a clean slate). */
 void tp_clear_error(void);
 

@@ -5,7 +5,9 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
+#include "tensorplan/ops.h"
 #include "exec/trace_internal.h"
 #include "tensorplan/exec.h"
 
@@ -15,13 +17,6 @@ tp_exec_options tp_exec_options_default(void)
     memset(&o, 0, sizeof o);
     o.sync_before_host_copy = 1;
     return o;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct sched {
@@ -86,11 +81,6 @@ static tp_status stage(sched *s, size_t split_no, size_t src, int dst, const tp_
     return TP_OK;
 }
 
-static int uses_kv(tp_op op)
-{
-    return op == TP_OP_KV_STORE || op == TP_OP_KV_LOAD || op == TP_OP_ATTN;
-}
-
 static tp_status trace_output(sched *s, const tp_node *nd, const tp_bufref *ref, int host_filled)
 {
     tp_status st = ensure_scratch(s, ref->len ? ref->len : 1);
@@ -139,7 +129,7 @@ static tp_status run_node(sched *s, int B, tp_backend *be, const tp_node *nd)
     a.out = out;
     a.weights = s->w;
     a.n_ctx = s->g->n_ctx > 0 ? (size_t)s->g->n_ctx : 0;
-    if (uses_kv(nd->op)) {
+    if (tp_op_uses_kv(nd->op)) {
         tp_bufref k, v;
         if (!tp_alloc_kv_pair(s->alloc, nd->p.layer, &k, &v))
             return tp_fail(TP_ERR_INVALID, "scheduler: node %zu '%s': layer %d has no KV "
@@ -258,7 +248,7 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
     s.staged_in_split = calloc(graph->n_nodes ? graph->n_nodes : 1, sizeof *s.staged_in_split);
     if (!s.staged_in_split)
         return tp_fail(TP_ERR_NOMEM, "tp_execute: out of memory");
-    double t0 = now_seconds();
+    double t0 = tp_clock_seconds();
     if (s.opt.trace)
         tp_trace_begin_run(s.opt.trace, graph);
     tp_status st = run(&s);
@@ -276,7 +266,7 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
         }
         tp_fail(st, "%s", msg);
     }
-    s.st.seconds = now_seconds() - t0;
+    s.st.seconds = tp_clock_seconds() - t0;
     if (stats)
         *stats = s.st;
     free(s.staged_in_split);

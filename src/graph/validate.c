@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "tensorplan/ops.h"
 
 typedef struct vctx {
     const tp_graph *g;
@@ -127,6 +128,69 @@ static tp_status want_heads(vctx *c, size_t i, int n_head, const char *key)
     return TP_OK;
 }
 
+/* The shape rule of each op, dispatched by op (the op table: include/tensorplan/ops.h). */
+static tp_status check_input(vctx *c, size_t i)
+{
+    if (!c->listed[i])
+        return refuse(c, i, "op", "expected every input node to be listed in inputs, "
+                      "node %zu is not", i);
+    return TP_OK;
+}
+
+static tp_status check_get_rows(vctx *c, size_t i)
+{
+    const tp_graph *g = c->g;
+    const tp_node *nd = &c->g->nodes[i];
+    char a[96];
+    if (!is_matrix(nd))
+        return refuse(c, i, "shape", "expected [d, rows, 1, 1] for get_rows, got %s",
+                      shape_str(nd, a, sizeof a));
+    if (nd->n_src == 1) {
+        if (!nd->p.weight[0])
+            return refuse(c, i, "weight",
+                          "expected the name of the table get_rows reads, got none");
+        TP_TRY(want_index_src(c, i, 0, nd->shape[1], "row ids"));
+    } else {
+        const tp_node *x = &g->nodes[nd->src[0]];
+        TP_TRY(want_f32_src(c, i, 0));
+        if (!is_matrix(x) || x->shape[0] != nd->shape[0])
+            return refuse(c, i, "src[0]", "expected rows of width %lld, got node %zu (%s) "
+                          "of shape %s", (long long)nd->shape[0], x->id, x->name,
+                          shape_str(x, a, sizeof a));
+        TP_TRY(want_index_src(c, i, 1, nd->shape[1], "row ids"));
+    }
+    return TP_OK;
+}
+
+static tp_status check_rms_norm(vctx *c, size_t i)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_same_shape_src(c, i, 0));
+    if (!isfinite(nd->p.eps) || nd->p.eps < 0.0f)
+        return refuse(c, i, "eps", "expected a finite eps >= 0, got %g", (double)nd->p.eps);
+    return TP_OK;
+}
+
+static tp_status check_mul_mat(vctx *c, size_t i)
+{
+    const tp_graph *g = c->g;
+    const tp_node *nd = &c->g->nodes[i];
+    char b[96];
+    const tp_node *x = &g->nodes[nd->src[0]];
+    TP_TRY(want_f32_src(c, i, 0));
+    if (!nd->p.weight[0])
+        return refuse(c, i, "weight", "expected the name of the matrix mul_mat applies, got "
+                      "none");
+    if (x->shape[1] != nd->shape[1] || x->shape[2] != nd->shape[2] ||
+        x->shape[3] != nd->shape[3])
+        return refuse(c, i, "src[0]", "expected a source with the node's rows (shape [*, "
+                      "%lld, %lld, %lld]), got node %zu (%s) of shape %s",
+                      (long long)nd->shape[1], (long long)nd->shape[2],
+                      (long long)nd->shape[3], x->id, x->name, shape_str(x, b, sizeof b));
+    return TP_OK;
+}
+
 /* The rope mode and scaling of a rope node (docs/graph.md). */
 static tp_status want_rope_params(vctx *c, size_t i, const tp_node *nd)
 {
@@ -148,6 +212,120 @@ static tp_status want_rope_params(vctx *c, size_t i, const tp_node *nd)
                       "rope_ext_factor != 0, got %d", p->rope_n_ctx_orig);
     return TP_OK;
 }
+
+static tp_status check_rope(vctx *c, size_t i)
+{
+    const tp_node *nd = &c->g->nodes[i];
+    char a[96];
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_same_shape_src(c, i, 0));
+    if (!is_matrix(nd))
+        return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for rope, got %s",
+                      shape_str(nd, a, sizeof a));
+    TP_TRY(want_index_src(c, i, 1, nd->shape[1], "positions"));
+    TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+    if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
+        return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
+                      (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
+    if (!isfinite(nd->p.rope_base) || nd->p.rope_base <= 0.0f)
+        return refuse(c, i, "rope_base", "expected a finite rope_base > 0, got %g",
+                      (double)nd->p.rope_base);
+    return want_rope_params(c, i, nd);
+}
+
+static tp_status check_kv_store(vctx *c, size_t i)
+{
+    const tp_graph *g = c->g;
+    const tp_node *nd = &c->g->nodes[i];
+    char a[96], b[96];
+    TP_TRY(want_layer(c, i));
+    const tp_node *k = &g->nodes[nd->src[0]], *v = &g->nodes[nd->src[1]];
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_f32_src(c, i, 1));
+    if (!is_matrix(k) || k->shape[0] != nd->shape[0])
+        return refuse(c, i, "src[0]", "expected K of shape [%lld, tokens, 1, 1], got node "
+                      "%zu (%s) of shape %s", (long long)nd->shape[0], k->id, k->name,
+                      shape_str(k, a, sizeof a));
+    if (!same_shape(k, v))
+        return refuse(c, i, "src[1]", "expected V of K's shape %s, got node %zu (%s) of "
+                      "shape %s", shape_str(k, a, sizeof a), v->id, v->name,
+                      shape_str(v, b, sizeof b));
+    if (k->shape[1] > nd->shape[1])
+        return refuse(c, i, "src[0]", "expected at most %lld tokens (the context), got %lld",
+                      (long long)nd->shape[1], (long long)k->shape[1]);
+    TP_TRY(want_index_src(c, i, 2, k->shape[1], "positions"));
+    return TP_OK;
+}
+
+static tp_status check_kv_load(vctx *c, size_t i)
+{
+    TP_TRY(want_layer(c, i));
+    return TP_OK;
+}
+
+static tp_status check_attn(vctx *c, size_t i)
+{
+    const tp_graph *g = c->g;
+    const tp_node *nd = &c->g->nodes[i];
+    char a[96];
+    TP_TRY(want_layer(c, i));
+    const tp_node *kv = &g->nodes[nd->src[1]];
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_same_shape_src(c, i, 0));
+    if (!is_matrix(nd))
+        return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for attn, got %s",
+                      shape_str(nd, a, sizeof a));
+    if ((kv->op != TP_OP_KV_LOAD && kv->op != TP_OP_KV_STORE) || kv->p.layer != nd->p.layer)
+        return refuse(c, i, "src[1]", "expected a kv_load of layer %d, got node %zu (%s), "
+                      "op %s of layer %d", nd->p.layer, kv->id, kv->name,
+                      tp_op_name(kv->op), kv->p.layer);
+    TP_TRY(want_index_src(c, i, 2, nd->shape[1], "positions"));
+    TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
+    if (nd->p.n_head_kv <= 0 || nd->p.n_head % nd->p.n_head_kv != 0)
+        return refuse(c, i, "n_head_kv", "expected a positive divisor of n_head %d, got %d",
+                      nd->p.n_head, nd->p.n_head_kv);
+    if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
+        return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
+                      (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
+    if ((int64_t)nd->p.n_head_kv * nd->p.head_dim != kv->shape[0])
+        return refuse(c, i, "src[1]", "expected a KV region of width n_head_kv * head_dim "
+                      "= %lld, got node %zu (%s) of width %lld",
+                      (long long)nd->p.n_head_kv * nd->p.head_dim, kv->id, kv->name,
+                      (long long)kv->shape[0]);
+    return TP_OK;
+}
+
+static tp_status check_binary(vctx *c, size_t i)
+{
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_f32_src(c, i, 1));
+    TP_TRY(want_same_shape_src(c, i, 0));
+    TP_TRY(want_same_shape_src(c, i, 1));
+    return TP_OK;
+}
+
+static tp_status check_silu(vctx *c, size_t i)
+{
+    TP_TRY(want_f32_src(c, i, 0));
+    TP_TRY(want_same_shape_src(c, i, 0));
+    return TP_OK;
+}
+
+typedef tp_status (*op_check)(vctx *c, size_t i);
+static const op_check op_checks[TP_OP_COUNT] = {
+    [TP_OP_INPUT] = check_input,
+    [TP_OP_GET_ROWS] = check_get_rows,
+    [TP_OP_RMS_NORM] = check_rms_norm,
+    [TP_OP_MUL_MAT] = check_mul_mat,
+    [TP_OP_ROPE] = check_rope,
+    [TP_OP_KV_STORE] = check_kv_store,
+    [TP_OP_KV_LOAD] = check_kv_load,
+    [TP_OP_ATTN] = check_attn,
+    [TP_OP_ADD] = check_binary,
+    [TP_OP_MUL] = check_binary,
+    [TP_OP_SWIGLU] = check_binary,
+    [TP_OP_SILU] = check_silu,
+};
 
 static tp_status validate_node(vctx *c, size_t i)
 {
@@ -182,18 +360,15 @@ static tp_status validate_node(vctx *c, size_t i)
     if (nd->p.layer < -1)
         return refuse(c, i, "layer", "expected a layer >= 0 (or none), got %d", nd->p.layer);
 
-    static const int arity[TP_OP_COUNT] = {
-        [TP_OP_INPUT] = 0, [TP_OP_GET_ROWS] = -1, [TP_OP_RMS_NORM] = 1, [TP_OP_MUL_MAT] = 1,
-        [TP_OP_ROPE] = 2,  [TP_OP_KV_STORE] = 3,  [TP_OP_KV_LOAD] = 0,  [TP_OP_ATTN] = 3,
-        [TP_OP_ADD] = 2,   [TP_OP_MUL] = 2,       [TP_OP_SILU] = 1,     [TP_OP_SWIGLU] = 2,
-    };
-    int want = arity[nd->op];
-    if (want >= 0 && nd->n_src != (size_t)want)
-        return refuse(c, i, "src", "expected %d source%s for op %s, got %zu", want,
-                      want == 1 ? "" : "s", tp_op_name(nd->op), nd->n_src);
-    if (want < 0 && nd->n_src != 1 && nd->n_src != 2)
-        return refuse(c, i, "src", "expected 1 or 2 sources for op %s, got %zu",
-                      tp_op_name(nd->op), nd->n_src);
+    const tp_op_info *info = tp_op_info_of(nd->op);
+    if (!info)
+        return refuse(c, i, "op", "expected an op, got %d", (int)nd->op);
+    if (info->min_src == info->max_src && nd->n_src != info->min_src)
+        return refuse(c, i, "src", "expected %d source%s for op %s, got %zu", info->min_src,
+                      info->min_src == 1 ? "" : "s", tp_op_name(nd->op), nd->n_src);
+    if (nd->n_src < info->min_src || nd->n_src > info->max_src)
+        return refuse(c, i, "src", "expected %d or %d sources for op %s, got %zu",
+                      info->min_src, info->max_src, tp_op_name(nd->op), nd->n_src);
 
     /* Every op but input computes in f32; the i32 nodes are host-filled ids and positions. */
     if (nd->op == TP_OP_INPUT) {
@@ -205,133 +380,9 @@ static tp_status validate_node(vctx *c, size_t i)
                       tp_dtype_name(nd->dtype));
     }
 
-    switch (nd->op) {
-    case TP_OP_INPUT:
-        if (!c->listed[i])
-            return refuse(c, i, "op", "expected every input node to be listed in inputs, "
-                          "node %zu is not", i);
-        break;
-    case TP_OP_GET_ROWS:
-        if (!is_matrix(nd))
-            return refuse(c, i, "shape", "expected [d, rows, 1, 1] for get_rows, got %s",
-                          shape_str(nd, a, sizeof a));
-        if (nd->n_src == 1) {
-            if (!nd->p.weight[0])
-                return refuse(c, i, "weight",
-                              "expected the name of the table get_rows reads, got none");
-            TP_TRY(want_index_src(c, i, 0, nd->shape[1], "row ids"));
-        } else {
-            const tp_node *x = &g->nodes[nd->src[0]];
-            TP_TRY(want_f32_src(c, i, 0));
-            if (!is_matrix(x) || x->shape[0] != nd->shape[0])
-                return refuse(c, i, "src[0]", "expected rows of width %lld, got node %zu (%s) "
-                              "of shape %s", (long long)nd->shape[0], x->id, x->name,
-                              shape_str(x, a, sizeof a));
-            TP_TRY(want_index_src(c, i, 1, nd->shape[1], "row ids"));
-        }
-        break;
-    case TP_OP_RMS_NORM:
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_same_shape_src(c, i, 0));
-        if (!isfinite(nd->p.eps) || nd->p.eps < 0.0f)
-            return refuse(c, i, "eps", "expected a finite eps >= 0, got %g", (double)nd->p.eps);
-        break;
-    case TP_OP_MUL_MAT: {
-        const tp_node *x = &g->nodes[nd->src[0]];
-        TP_TRY(want_f32_src(c, i, 0));
-        if (!nd->p.weight[0])
-            return refuse(c, i, "weight", "expected the name of the matrix mul_mat applies, got "
-                          "none");
-        if (x->shape[1] != nd->shape[1] || x->shape[2] != nd->shape[2] ||
-            x->shape[3] != nd->shape[3])
-            return refuse(c, i, "src[0]", "expected a source with the node's rows (shape [*, "
-                          "%lld, %lld, %lld]), got node %zu (%s) of shape %s",
-                          (long long)nd->shape[1], (long long)nd->shape[2],
-                          (long long)nd->shape[3], x->id, x->name, shape_str(x, b, sizeof b));
-        break;
-    }
-    case TP_OP_ROPE:
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_same_shape_src(c, i, 0));
-        if (!is_matrix(nd))
-            return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for rope, got %s",
-                          shape_str(nd, a, sizeof a));
-        TP_TRY(want_index_src(c, i, 1, nd->shape[1], "positions"));
-        TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
-        if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
-            return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
-                          (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
-        if (!isfinite(nd->p.rope_base) || nd->p.rope_base <= 0.0f)
-            return refuse(c, i, "rope_base", "expected a finite rope_base > 0, got %g",
-                          (double)nd->p.rope_base);
-        TP_TRY(want_rope_params(c, i, nd));
-        break;
-    case TP_OP_KV_STORE: {
-        TP_TRY(want_layer(c, i));
-        const tp_node *k = &g->nodes[nd->src[0]], *v = &g->nodes[nd->src[1]];
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_f32_src(c, i, 1));
-        if (!is_matrix(k) || k->shape[0] != nd->shape[0])
-            return refuse(c, i, "src[0]", "expected K of shape [%lld, tokens, 1, 1], got node "
-                          "%zu (%s) of shape %s", (long long)nd->shape[0], k->id, k->name,
-                          shape_str(k, a, sizeof a));
-        if (!same_shape(k, v))
-            return refuse(c, i, "src[1]", "expected V of K's shape %s, got node %zu (%s) of "
-                          "shape %s", shape_str(k, a, sizeof a), v->id, v->name,
-                          shape_str(v, b, sizeof b));
-        if (k->shape[1] > nd->shape[1])
-            return refuse(c, i, "src[0]", "expected at most %lld tokens (the context), got %lld",
-                          (long long)nd->shape[1], (long long)k->shape[1]);
-        TP_TRY(want_index_src(c, i, 2, k->shape[1], "positions"));
-        break;
-    }
-    case TP_OP_KV_LOAD:
-        TP_TRY(want_layer(c, i));
-        break;
-    case TP_OP_ATTN: {
-        TP_TRY(want_layer(c, i));
-        const tp_node *kv = &g->nodes[nd->src[1]];
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_same_shape_src(c, i, 0));
-        if (!is_matrix(nd))
-            return refuse(c, i, "shape", "expected [d, tokens, 1, 1] for attn, got %s",
-                          shape_str(nd, a, sizeof a));
-        if ((kv->op != TP_OP_KV_LOAD && kv->op != TP_OP_KV_STORE) || kv->p.layer != nd->p.layer)
-            return refuse(c, i, "src[1]", "expected a kv_load of layer %d, got node %zu (%s), "
-                          "op %s of layer %d", nd->p.layer, kv->id, kv->name,
-                          tp_op_name(kv->op), kv->p.layer);
-        TP_TRY(want_index_src(c, i, 2, nd->shape[1], "positions"));
-        TP_TRY(want_heads(c, i, nd->p.n_head, "n_head"));
-        if (nd->p.n_head_kv <= 0 || nd->p.n_head % nd->p.n_head_kv != 0)
-            return refuse(c, i, "n_head_kv", "expected a positive divisor of n_head %d, got %d",
-                          nd->p.n_head, nd->p.n_head_kv);
-        if ((int64_t)nd->p.n_head * nd->p.head_dim != nd->shape[0])
-            return refuse(c, i, "shape[0]", "expected n_head * head_dim = %lld, got %lld",
-                          (long long)nd->p.n_head * nd->p.head_dim, (long long)nd->shape[0]);
-        if ((int64_t)nd->p.n_head_kv * nd->p.head_dim != kv->shape[0])
-            return refuse(c, i, "src[1]", "expected a KV region of width n_head_kv * head_dim "
-                          "= %lld, got node %zu (%s) of width %lld",
-                          (long long)nd->p.n_head_kv * nd->p.head_dim, kv->id, kv->name,
-                          (long long)kv->shape[0]);
-        break;
-    }
-    case TP_OP_ADD:
-    case TP_OP_MUL:
-    case TP_OP_SWIGLU:
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_f32_src(c, i, 1));
-        TP_TRY(want_same_shape_src(c, i, 0));
-        TP_TRY(want_same_shape_src(c, i, 1));
-        break;
-    case TP_OP_SILU:
-        TP_TRY(want_f32_src(c, i, 0));
-        TP_TRY(want_same_shape_src(c, i, 0));
-        break;
-    case TP_OP_COUNT:
-        break;
-    }
+    TP_TRY(op_checks[nd->op](c, i));
 
-    if (nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD) {
+    if (info->kv_region) {
         if (!is_matrix(nd))
             return refuse(c, i, "shape", "expected [width, n_ctx, 1, 1] for %s, got %s",
                           tp_op_name(nd->op), shape_str(nd, a, sizeof a));
@@ -357,7 +408,7 @@ static tp_status validate_node(vctx *c, size_t i)
 
 static int is_kv_op(const tp_node *n)
 {
-    return n->op == TP_OP_KV_STORE || n->op == TP_OP_KV_LOAD;
+    return tp_op_is_kv_region(n->op);
 }
 
 typedef struct kv_key {

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "tensorplan/ops.h"
 #include "io/graph_text.h"
 
 #define FORMAT_NAME "tensorplan-graph"
@@ -301,7 +302,7 @@ static tp_status read_node(const rctx *r, const cJSON *obj, size_t i, tp_node *n
         TP_TRY(get_int(r, it, path, -1, INT_MAX, "a layer index (an integer >= 0, or -1 for none)",
                     &v));
         nd->p.layer = (int)v;
-    } else if (nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD || nd->op == TP_OP_ATTN) {
+    } else if (tp_op_uses_kv(nd->op)) {
         return bad(r, path, "expected a layer index (required on op %s), got nothing",
                    tp_op_name(nd->op));
     }

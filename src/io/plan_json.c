@@ -1,4 +1,4 @@
-/* The plan JSON writer (formats.md section 2). */
+/* The plan JSON writer (docs/allocator.md, "Plan JSON"). */
 #include <stdlib.h>
 
 #include "io/graph_text.h"

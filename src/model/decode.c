@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 
 struct tp_session {
@@ -24,13 +25,6 @@ struct tp_session {
     tp_session_stats stats;
 };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 tp_session_options tp_session_options_default(void)
 {
     tp_session_options o;
@@ -40,7 +34,6 @@ tp_session_options tp_session_options_default(void)
     o.n_ctx = 0;
     o.queued_layers = 0;
     o.fuse_ffn = 1;
-    o.fuse_qkv = 1;
     o.tail_rows = 1;
     o.cache_capacity = 0;
     return o;
@@ -107,7 +100,6 @@ tp_graph_params tp_session_graph_params(const tp_session_options *options, size_
     p.n_out = n_out;
     p.n_ctx = n_ctx;
     p.fuse_ffn = o->fuse_ffn;
-    p.fuse_qkv = o->fuse_qkv;
     p.queued_layers = o->queued_layers;
     return p;
 }
@@ -174,7 +166,7 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
 
     /* the prompt's forward counts as prefill even when the prompt is one token */
     const int prefill = n > 1 || s->n_past == 0;
-    double t0 = now_seconds();
+    double t0 = tp_clock_seconds();
     tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
     size_t allocs0 = tp_alloc_pool_allocations(alloc);
     tp_graph_params params = tp_session_graph_params(&s->opt, n, n_out, n_ctx);
@@ -185,10 +177,10 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     if (st != TP_OK)
         return st;
     if (!reused) {
-        double tb = now_seconds();
+        double tb = tp_clock_seconds();
         tp_graph *g = NULL;
         st = tp_model_build_graph(s->c, &params, &g);
-        s->stats.build_seconds += now_seconds() - tb;
+        s->stats.build_seconds += tp_clock_seconds() - tb;
         if (st != TP_OK)
             return st;
         st = tp_graph_cache_replace_graph(s->cache, g, &params);
@@ -239,7 +231,7 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     s->n_past += n;
     s->stats.forwards++;
     s->stats.last_pool_allocations = tp_alloc_pool_allocations(alloc) - allocs0;
-    double dt = now_seconds() - t0;
+    double dt = tp_clock_seconds() - t0;
     if (prefill) {
         s->stats.prefill_tokens += n;
         s->stats.prefill_seconds += dt;

@@ -362,7 +362,6 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
         b.st = tp_graph_assign_backends(g, params->queued_layers);
     if (b.st == TP_OK && params->fuse_ffn)
         b.st = tp_graph_fuse_swiglu(g, NULL);
-    /* fuse_qkv only distinguishes cached graphs: no fused QKV op exists yet. */
     if (b.st == TP_OK)
         b.st = tp_graph_validate(g);
     if (b.st != TP_OK) {

@@ -3,6 +3,8 @@
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
+#include "common/clock.h"
+#include "common/cpu_count.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -100,7 +102,7 @@ static void call_progress(const tp_plan_options *o, int have, size_t best, size_
 {
     if (o->progress == NULL)
         return;
-    tp_plan_progress p = { have, have ? best : 0, lb, tp_plan_clock() - start, nodes, 0, 0 };
+    tp_plan_progress p = { have, have ? best : 0, lb, tp_clock_seconds() - start, nodes, 0, 0 };
     o->progress(&p, o->user);
 }
 
@@ -120,8 +122,9 @@ typedef struct portfolio_run {
     int timed_out;    /* an entry was not started because the time limit had passed */
     size_t best;      /* smallest arena so far, for progress reports */
     int have;
-    size_t failed_at; /* the earliest entry that failed (n_entries: none) and its status */
-    tp_status failure;
+    size_t failed_at; /* the earliest entry that failed (n_entries: none), its status and
+                         message (taken from the failing worker's thread) */
+    tp_error failure;
 } portfolio_run;
 
 typedef struct portfolio_worker {
@@ -141,7 +144,7 @@ static int portfolio_work(portfolio_worker *w, int one)
     for (;;) {
         pthread_mutex_lock(&r->lock);
         size_t p = r->next;
-        if (p < r->n_entries && p > 0 && r->deadline > 0 && tp_plan_clock() >= r->deadline) {
+        if (p < r->n_entries && p > 0 && r->deadline > 0 && tp_clock_seconds() >= r->deadline) {
             r->timed_out = 1;
             r->next = p = r->n_entries;
         }
@@ -163,7 +166,7 @@ static int portfolio_work(portfolio_worker *w, int one)
         if (st != TP_OK) {
             if (p < r->failed_at) {
                 r->failed_at = p;
-                r->failure = st;
+                tp_error_capture(&r->failure, st);
             }
         } else if (!r->have || arena < r->best) {
             r->have = 1;
@@ -225,7 +228,7 @@ static void tick_pass(size_t placed, size_t to_place, void *user)
     const pass_progress *pp = user;
     pthread_mutex_lock(&pp->run->lock);
     tp_plan_progress p = { pp->run->have, pp->run->have ? pp->run->best : 0, pp->peak,
-                           tp_plan_clock() - pp->start, 0, placed, to_place };
+                           tp_clock_seconds() - pp->start, 0, placed, to_place };
     pthread_mutex_unlock(&pp->run->lock);
     pp->o->progress(&p, pp->o->user);
 }
@@ -283,20 +286,20 @@ static tp_status run_portfolio(const tp_tensor_lifetime *tensors, size_t count,
     double last_progress = start;
     while (portfolio_work(&w[0], 1)) {
         /* a portfolio over a million tensors takes seconds: show it is under way */
-        if (o->progress != NULL && tp_plan_clock() - last_progress >= 0.1) {
+        if (o->progress != NULL && tp_clock_seconds() - last_progress >= 0.1) {
             pthread_mutex_lock(&r.lock);
             const int have_now = r.have;
             const size_t best_now = r.best;
             pthread_mutex_unlock(&r.lock);
             call_progress(o, have_now, best_now, peak, start, 0);
-            last_progress = tp_plan_clock();
+            last_progress = tp_clock_seconds();
         }
     }
     for (unsigned k = 1; k <= n_started; k++)
         pthread_join(tid[k], NULL);
 
     if (r.failed_at < n_entries) {
-        st = r.failure;
+        st = tp_error_raise(&r.failure);
         goto out;
     }
     rep->timed_out = r.timed_out;
@@ -328,8 +331,8 @@ static unsigned portfolio_threads(size_t count)
 {
     if (count < PORTFOLIO_PARALLEL_MIN)
         return 1;
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus > 1 ? (unsigned)(cpus < 64 ? cpus : 64) : 1;
+    const unsigned cpus = tp_cpu_count();
+    return cpus < 64 ? cpus : 64;
 }
 
 tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
@@ -346,7 +349,7 @@ tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t co
     size_t best = SIZE_MAX;
     int have = 0;
     st = run_portfolio(tensors, count, PORTFOLIO_SIZE, alignment ? alignment : 1, 0, threads,
-                       &o, tp_plan_clock(), 0, offsets, &rep, &best, &have);
+                       &o, tp_clock_seconds(), 0, offsets, &rep, &best, &have);
     if (st != TP_OK)
         return st;
     *arena_size = have ? best : 0;
@@ -386,7 +389,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report)
 {
-    const double start = tp_plan_clock();
+    const double start = tp_clock_seconds();
     tp_plan_options defaults;
     tp_plan_options_init(&defaults);
     const tp_plan_options *o = options != NULL ? options : &defaults;
@@ -468,7 +471,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
              * plan, to prove it optimal or improve it, until the time limit. */
             size_t soft_lo = peak;
             while (soft_lo < best) {
-                if (deadline > 0 && tp_plan_clock() >= deadline) {
+                if (deadline > 0 && tp_clock_seconds() >= deadline) {
                     rep.timed_out = 1;
                     break;
                 }
@@ -505,7 +508,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
         rep.proven_infeasible = 1;
     if (best == rep.lower_bound)
         rep.proven_optimal = 1;
-    rep.seconds = tp_plan_clock() - start;
+    rep.seconds = tp_clock_seconds() - start;
     *arena_size = best == SIZE_MAX ? 0 : best;
     if (count == 0)
         *arena_size = rep.arena_size = 0;

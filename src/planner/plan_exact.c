@@ -23,19 +23,13 @@
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "common/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-double tp_plan_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The search keeps its recursion on the C stack; this caps the depth. */
 #define EX_MAX_BUFFERS 4096u
@@ -215,7 +209,7 @@ static int poll_budget(ex *e)
     }
     if ((e->nodes & 1023u) == 0 || e->work >= e->next_clock) {
         e->next_clock = e->work + EX_WORK_PER_CLOCK;
-        double now = tp_plan_clock();
+        double now = tp_clock_seconds();
         if (e->deadline > 0 && now >= e->deadline) {
             e->stopped = e->timed_out = 1;
             return 1;
@@ -230,7 +224,7 @@ static int poll_budget(ex *e)
  * at most 4,096 steps, so a read per few tens of microseconds). */
 static int setup_past_deadline(const ex *e, size_t row)
 {
-    return (row & 63u) == 0 && e->deadline > 0 && tp_plan_clock() >= e->deadline;
+    return (row & 63u) == 0 && e->deadline > 0 && tp_clock_seconds() >= e->deadline;
 }
 
 /* Candidate order: longer-lived first, then larger, then input order. A long tensor placed low
@@ -585,7 +579,7 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     e.deadline = params->deadline;
     e.node_limit = params->node_limit;
     e.start = params->start;
-    e.last_progress = tp_plan_clock();
+    e.last_progress = tp_clock_seconds();
     e.lower_bound = params->lower_bound;
     e.progress = params->progress;
     e.user = params->user;
@@ -788,7 +782,7 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
             offsets[e.b[k].id] = e.best_pos[k];
     }
     if (e.progress != NULL)
-        report_progress(&e, tp_plan_clock());
+        report_progress(&e, tp_clock_seconds());
     free(sec);
     ex_free(&e);
     return st;

@@ -1,4 +1,4 @@
-/* The greedy of planner.md section 2 by scanning every placed tensor in address order.
+/* The greedy of docs/planner.md ("Semantics") by scanning every placed tensor in address order.
  *
  * plan_fast.c keeps placed tensors in a segment tree over time, which is fast when few of them
  * conflict with each new one. When lifetimes are long, a large share of all placed tensors
@@ -30,6 +30,8 @@
 #include "planner/planner_perf.h"
 
 #include "common/error.h"
+#include "common/clock.h"
+#include "common/cpu_count.h"
 #include "common/grow.h"
 
 #include <pthread.h>
@@ -590,10 +592,8 @@ unsigned tp_scan_default_threads(size_t n_order)
 {
     if (n_order < TP_SCAN_THREADS_FROM)
         return 1;
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus <= 1)
-        return 1;
-    return cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+    const unsigned cpus = tp_cpu_count();
+    return cpus > MAX_THREADS ? MAX_THREADS : cpus;
 }
 
 tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
@@ -657,13 +657,13 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
     const uint32_t align = (uint32_t)alignment;
     const uint32_t limit = UINT32_MAX - align; /* every block ends at or below this */
     size_t arena = 0;
-    double last_tick = ticker != NULL ? tp_plan_clock() : 0;
+    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 255u) == 255u && tp_plan_clock() - last_tick >= 0.1) {
+        if (ticker != NULL && (k & 255u) == 255u && tp_clock_seconds() - last_tick >= 0.1) {
             ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_plan_clock();
+            last_tick = tp_clock_seconds();
         }
         if (size > limit) {
             *declined = 1;

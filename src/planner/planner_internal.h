@@ -4,12 +4,6 @@
 
 #include "tensorplan/planner.h"
 
-/* The straightforward greedy of planner.md section 2, O(n^2 log n). It stays as the reference
- * that any faster offset planner must match offset for offset, so keep it simple rather than
- * fast. Same contract as tp_plan_offsets. */
-tp_status tp_plan_offsets_simple(const tp_tensor_lifetime *tensors, size_t count,
-                                 size_t *offsets, size_t *arena_size);
-
 /* Refuses first_use > last_use, naming the first offending tensor; also NULL with count > 0. */
 tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count);
 

@@ -9,7 +9,7 @@
 
 /* How a greedy pass chooses among the free gaps that fit. */
 typedef enum tp_gap_rule {
-    TP_GAP_BEST_FIT = 0, /* planner.md section 2: smallest fitting gap, lowest on a tie */
+    TP_GAP_BEST_FIT = 0, /* docs/planner.md: smallest fitting gap, lowest on a tie */
     TP_GAP_FIRST_FIT     /* lowest fitting gap                                          */
 } tp_gap_rule;
 
@@ -21,7 +21,7 @@ typedef struct tp_greedy_ticker {
 
 /* Places the tensors named by order[0..n_order) in that order, each into a free gap of the
  * address space left by already placed tensors whose lifetimes intersect its own, or on top of
- * the last such block when no gap fits (the rule of planner.md section 2, with every offset
+ * the last such block when no gap fits (the rule of docs/planner.md, with every offset
  * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
  * are not considered placed (order must name only tensors of non-zero size, each once). Near
  * O(n log n) when lifetimes are local: placed tensors live in a segment tree over time whose
@@ -169,6 +169,5 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
 
-double tp_plan_clock(void); /* CLOCK_MONOTONIC in seconds */
 
 #endif

@@ -57,6 +57,45 @@ static size_t assign_slots(size_t n, const tp_edge *sorted, const size_t *first,
     return slots;
 }
 
+/* One pass over columns [c0, c1) (words 64-bit words per live row): for u from high to low,
+ * its row is the union of its kept successors' rows, and an edge to a column already set is
+ * redundant (keep[e] = 0). */
+static void reduce_block(size_t c0, size_t c1, size_t words, uint64_t *rows,
+                         const size_t *slot_of, const size_t *first, const tp_edge *sorted,
+                         unsigned char *keep)
+{
+    /* rows of nodes >= c1 hold no column of this block: only u < c1 matter */
+    for (size_t u = c1; u-- > 0;) {
+        if (slot_of[u] == NO_SLOT)
+            continue; /* no successors: nothing to decide, an empty row */
+        uint64_t *row = rows + slot_of[u] * words;
+        memset(row, 0, words * sizeof *row);
+        for (size_t e = first[u]; e < first[u + 1]; e++) {
+            const size_t v = sorted[e].to;
+            if (v >= c1)
+                break;
+            if (v >= c0) {
+                const size_t bit = v - c0;
+                if ((row[bit / 64] >> (bit % 64)) & 1u) {
+                    keep[e] = 0;
+                    continue;
+                }
+                keep[e] = 1;
+                row[bit / 64] |= (uint64_t)1 << (bit % 64);
+            } else if (!keep[e]) {
+                continue;
+            }
+            if (slot_of[v] == NO_SLOT)
+                continue;
+            /* v's row has nothing below column v + 1 */
+            const uint64_t *succ = rows + slot_of[v] * words;
+            const size_t w0 = v >= c0 ? (v - c0) / 64 : 0;
+            for (size_t w = w0; w < words; w++)
+                row[w] |= succ[w];
+        }
+    }
+}
+
 tp_status tp_transitive_reduction_stats(size_t node_count, const tp_edge *edges,
                                         size_t edge_count, tp_edge *reduced,
                                         size_t *reduced_count, size_t memory_budget,
@@ -121,36 +160,7 @@ tp_status tp_transitive_reduction_stats(size_t node_count, const tp_edge *edges,
     for (size_t c0 = 0; c0 < n; c0 += width) {
         const size_t c1 = n - c0 < width ? n : c0 + width;
         passes++;
-        /* rows of nodes >= c1 hold no column of this block: only u < c1 matter */
-        for (size_t u = c1; u-- > 0;) {
-            if (slot_of[u] == NO_SLOT)
-                continue; /* no successors: nothing to decide, an empty row */
-            uint64_t *row = rows + slot_of[u] * words;
-            memset(row, 0, words * sizeof *row);
-            for (size_t e = first[u]; e < first[u + 1]; e++) {
-                const size_t v = sorted[e].to;
-                if (v >= c1)
-                    break;
-                if (v >= c0) {
-                    const size_t bit = v - c0;
-                    if ((row[bit / 64] >> (bit % 64)) & 1u) {
-                        keep[e] = 0;
-                        continue;
-                    }
-                    keep[e] = 1;
-                    row[bit / 64] |= (uint64_t)1 << (bit % 64);
-                } else if (!keep[e]) {
-                    continue;
-                }
-                if (slot_of[v] == NO_SLOT)
-                    continue;
-                /* v's row has nothing below column v + 1 */
-                const uint64_t *succ = rows + slot_of[v] * words;
-                const size_t w0 = v >= c0 ? (v - c0) / 64 : 0;
-                for (size_t w = w0; w < words; w++)
-                    row[w] |= succ[w];
-            }
-        }
+        reduce_block(c0, c1, words, rows, slot_of, first, sorted, keep);
     }
 
     size_t out_n = 0;
