@@ -312,6 +312,80 @@ static void test_strategies_equal_naive_bit_for_bit(void **state)
         }
 }
 
+/* ---- NORM and the converter's permutation ---------------------------------------------- */
+
+/* Row r of a tensor after the HF -> GGUF permutation of llama q/k (docs/engine.md, "RoPE"):
+ * within each head of D rows, row s*D/2 + j moves to 2j + s. */
+static size_t permuted_row(size_t r, size_t D)
+{
+    size_t head = r / D, i = r % D, s = i / (D / 2), j = i % (D / 2);
+    return head * D + 2 * j + s;
+}
+
+/* A copy of w with the rows of every attn_q / attn_k weight and bias permuted. */
+static tp_weights *permute_qk(const tp_weights *w, size_t D)
+{
+    tp_weights *out = NULL;
+    assert_int_equal(tp_weights_create(&out), TP_OK);
+    for (size_t i = 0; i < tp_weights_count(w); i++) {
+        const tp_weight *t = tp_weights_at(w, i);
+        float *dst = NULL;
+        assert_int_equal(tp_weights_add(out, t->name, t->rows, t->cols, &dst), TP_OK);
+        int qk = strstr(t->name, "attn_q.") || strstr(t->name, "attn_k.");
+        int bias = strstr(t->name, ".bias") != NULL;
+        if (!qk) {
+            memcpy(dst, t->data, t->rows * t->cols * sizeof(float));
+        } else if (bias) { /* one row of n: element e moves like row e */
+            for (size_t e = 0; e < t->cols; e++)
+                dst[permuted_row(e, D)] = t->data[e];
+        } else {
+            for (size_t r = 0; r < t->rows; r++)
+                memcpy(dst + permuted_row(r, D) * t->cols, t->data + r * t->cols,
+                       t->cols * sizeof(float));
+        }
+    }
+    return out;
+}
+
+/* NORM rope on the permuted rows computes what NEOX rope computes on the original rows, for
+ * every optional tensor, rope_freqs and YaRN; so GGUF llama files run as their source
+ * models. q/k biases are added to the llama config to cover their permutation too. */
+static void test_norm_on_permuted_rows_is_neox(void **state)
+{
+    (void)state;
+    for (int cfg = 0; cfg < 2; cfg++) {
+        tp_model_config norm = config_at(cfg), neox;
+        norm.qkv_bias = 1;
+        neox = norm;
+        neox.rope_mode = TP_ROPE_NEOX;
+        tp_weights *w = NULL;
+        assert_int_equal(tp_weights_init_random(&norm, 3, &w), TP_OK);
+        tp_weights *p = permute_qk(w, (size_t)norm.head_dim);
+        model a = {.c = norm, .w = p}, b = {.c = neox, .w = w};
+        tp_session_options o = tp_session_options_default();
+        o.n_ctx = 32;
+        run_out ra, rb;
+        run(&a, &o, &ra);
+        run(&b, &o, &rb);
+        size_t vocab = (size_t)norm.vocab;
+        for (int step = 0; step <= N_STEPS; step++) {
+            double num = 0, den = 0;
+            for (size_t i = 0; i < vocab; i++) {
+                double d = ra.logits[step * vocab + i] - rb.logits[step * vocab + i];
+                num += d * d;
+                den += (double)rb.logits[step * vocab + i] * rb.logits[step * vocab + i];
+            }
+            if (!(sqrt(num / den) < 1e-5))
+                fail_msg("%s step %d: NORM on permuted rows is %.3g from NEOX", norm.name, step,
+                         sqrt(num / den));
+        }
+        free(ra.logits);
+        free(rb.logits);
+        tp_weights_destroy(p);
+        tp_weights_destroy(w);
+    }
+}
+
 /* ---- no f32 copy ------------------------------------------------------------------------ */
 
 static void test_views_keep_their_own_size(void **state)
@@ -402,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_families_match_reference),
         cmocka_unit_test(test_q4_k_and_wide_rows_match_reference),
         cmocka_unit_test(test_strategies_equal_naive_bit_for_bit),
+        cmocka_unit_test(test_norm_on_permuted_rows_is_neox),
         cmocka_unit_test(test_views_keep_their_own_size),
         cmocka_unit_test(test_no_f32_copy_in_resident_memory),
     };

@@ -1,6 +1,7 @@
 /* The graph IR: the structural check (cycles, ranges), per-op validation, SwiGLU fusion and
  * backend assignment. Oracles are written here: a depth-first cycle search, a consumer count
  * over the source lists, and the layer rule restated. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -397,6 +398,11 @@ MUT(m_kv_width, g->nodes[b->ld].shape[0] = 12; g->nodes[b->ld].p.head_dim = 4)
 MUT(m_rope_heads, g->nodes[b->rq].p.n_head = 3)
 MUT(m_rope_odd, g->nodes[b->rq].p.head_dim = 3)
 MUT(m_rope_pos_dtype, g->nodes[b->pos].dtype = TP_DTYPE_F32)
+MUT(m_rope_mode, g->nodes[b->rq].p.rope_mode = 2)
+MUT(m_rope_freq_scale, g->nodes[b->rq].p.rope_freq_scale = 0.0f)
+MUT(m_rope_attn_factor, g->nodes[b->rq].p.rope_attn_factor = -1.0f)
+MUT(m_rope_ext_factor, g->nodes[b->rq].p.rope_ext_factor = NAN)
+MUT(m_rope_yarn_ctx, g->nodes[b->rq].p.rope_ext_factor = 1.0f)
 MUT(m_attn_src1, g->nodes[b->at].src[1] = b->rq)
 MUT(m_attn_other_layer, g->nodes[b->ld].p.layer = 1)
 MUT(m_attn_gqa, g->nodes[b->at].p.n_head_kv = 3)
@@ -434,6 +440,11 @@ static void test_validate_refusals(void **state)
         {"rope heads", m_rope_heads, "(rq)", "shape[0]", "n_head * head_dim"},
         {"rope odd head_dim", m_rope_odd, "(rq)", "head_dim", "even"},
         {"positions dtype", m_rope_pos_dtype, "(rq)", "src[1]", "i32"},
+        {"rope mode", m_rope_mode, "(rq)", "rope_mode", "neox (0) or norm (1), got 2"},
+        {"rope freq_scale", m_rope_freq_scale, "(rq)", "rope_freq_scale", "> 0, got 0"},
+        {"rope attn_factor", m_rope_attn_factor, "(rq)", "rope_attn_factor", "> 0, got -1"},
+        {"rope ext_factor", m_rope_ext_factor, "(rq)", "rope_ext_factor", "finite"},
+        {"rope YaRN context", m_rope_yarn_ctx, "(rq)", "rope_n_ctx_orig", "> 0 with"},
         {"attn src[1]", m_attn_src1, "(attn)", "src[1]", "kv_load of layer 0"},
         /* attention must read its own layer's cache, not a well-formed other one */
         {"attn other layer", m_attn_other_layer, "(attn)", "src[1]", "kv_load of layer 0"},

@@ -1,6 +1,6 @@
-/* The Qwen2 graph builder against engine.md section 2. The expected graph is generated here
- * from the spec's 18-row layer table (transcribed below), and every node of the built graph
- * is compared with it: op, sources, shape, dtype, layer, parameters. */
+/* The decoder graph builder against docs/graph.md ("Decoder graph"). The expected graph is
+ * generated here from the 18-row layer table (transcribed below), and every node of the built
+ * graph is compared with it: op, sources, shape, dtype, layer, parameters. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,7 +33,7 @@ typedef struct row {
                            set: B_QKV qkv_bias, B_OUT attn_out_bias, B_FFN ffn_bias */
 } row;
 
-/* engine.md section 2, rows 1-18. */
+/* docs/graph.md ("Decoder graph"), rows 1-18. */
 static const row table[18] = {
     {"attn_norm", TP_OP_RMS_NORM, 1, {R_H}, D_NE, 0, "attn_norm", 0},
     {"q", TP_OP_MUL_MAT, 1, {1}, D_NQ, 0, "attn_q", B_QKV},

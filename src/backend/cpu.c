@@ -142,6 +142,7 @@ static tp_status run_rms_norm(tp_backend *b, const tp_exec_args *a, size_t d, si
     return st;
 }
 
+/* y = W x (+ b) for one mul_mat node: the weight's shape must map the source's rows. */
 static tp_status run_mul_mat(tp_backend *b, const tp_exec_args *a, size_t d, size_t n_tok,
                              float *out)
 {

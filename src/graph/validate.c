@@ -128,6 +128,28 @@ static tp_status want_heads(vctx *c, size_t i, int n_head, const char *key)
     return TP_OK;
 }
 
+/* The rope mode and scaling of a rope node (docs/graph.md). */
+static tp_status want_rope_params(vctx *c, size_t i, const tp_node *nd)
+{
+    const tp_node_params *p = &nd->p;
+    if (p->rope_mode != TP_ROPE_NEOX && p->rope_mode != TP_ROPE_NORM)
+        return refuse(c, i, "rope_mode", "expected neox (%d) or norm (%d), got %d", TP_ROPE_NEOX,
+                      TP_ROPE_NORM, p->rope_mode);
+    if (!isfinite(p->rope_freq_scale) || p->rope_freq_scale <= 0.0f)
+        return refuse(c, i, "rope_freq_scale", "expected a finite rope_freq_scale > 0, got %g",
+                      (double)p->rope_freq_scale);
+    if (!isfinite(p->rope_attn_factor) || p->rope_attn_factor <= 0.0f)
+        return refuse(c, i, "rope_attn_factor", "expected a finite rope_attn_factor > 0, got %g",
+                      (double)p->rope_attn_factor);
+    if (!isfinite(p->rope_ext_factor) || p->rope_ext_factor < 0.0f)
+        return refuse(c, i, "rope_ext_factor", "expected a finite rope_ext_factor >= 0, got %g",
+                      (double)p->rope_ext_factor);
+    if (p->rope_n_ctx_orig < 0 || (p->rope_ext_factor != 0.0f && p->rope_n_ctx_orig == 0))
+        return refuse(c, i, "rope_n_ctx_orig", "expected rope_n_ctx_orig >= 0, and > 0 with "
+                      "rope_ext_factor != 0, got %d", p->rope_n_ctx_orig);
+    return TP_OK;
+}
+
 /* The shape rule of each op, dispatched by op (the op table: include/tensorplan/ops.h). */
 static tp_status check_input(vctx *c, size_t i)
 {
@@ -188,28 +210,6 @@ static tp_status check_mul_mat(vctx *c, size_t i)
                       "%lld, %lld, %lld]), got node %zu (%s) of shape %s",
                       (long long)nd->shape[1], (long long)nd->shape[2],
                       (long long)nd->shape[3], x->id, x->name, shape_str(x, b, sizeof b));
-    return TP_OK;
-}
-
-/* The rope mode and scaling of a rope node (docs/graph.md). */
-static tp_status want_rope_params(vctx *c, size_t i, const tp_node *nd)
-{
-    const tp_node_params *p = &nd->p;
-    if (p->rope_mode != TP_ROPE_NEOX && p->rope_mode != TP_ROPE_NORM)
-        return refuse(c, i, "rope_mode", "expected neox (%d) or norm (%d), got %d", TP_ROPE_NEOX,
-                      TP_ROPE_NORM, p->rope_mode);
-    if (!isfinite(p->rope_freq_scale) || p->rope_freq_scale <= 0.0f)
-        return refuse(c, i, "rope_freq_scale", "expected a finite rope_freq_scale > 0, got %g",
-                      (double)p->rope_freq_scale);
-    if (!isfinite(p->rope_attn_factor) || p->rope_attn_factor <= 0.0f)
-        return refuse(c, i, "rope_attn_factor", "expected a finite rope_attn_factor > 0, got %g",
-                      (double)p->rope_attn_factor);
-    if (!isfinite(p->rope_ext_factor) || p->rope_ext_factor < 0.0f)
-        return refuse(c, i, "rope_ext_factor", "expected a finite rope_ext_factor >= 0, got %g",
-                      (double)p->rope_ext_factor);
-    if (p->rope_n_ctx_orig < 0 || (p->rope_ext_factor != 0.0f && p->rope_n_ctx_orig == 0))
-        return refuse(c, i, "rope_n_ctx_orig", "expected rope_n_ctx_orig >= 0, and > 0 with "
-                      "rope_ext_factor != 0, got %d", p->rope_n_ctx_orig);
     return TP_OK;
 }
 
