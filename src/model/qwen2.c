@@ -46,6 +46,42 @@ static const tp_model_config builtin_configs[] = {
      .rope_mode = TP_ROPE_NEOX,
      .rope_freq_scale = 1.0f,
      .rope_attn_factor = 1.0f},
+    /* Test models written as GGUF files (tensorplan write-model): a vocabulary of 512 holds
+     * the 256 byte tokens plus learnt pieces, and every width is a multiple of 32 so Q8_0
+     * blocks fit. */
+    {.name = "tiny-qwen2",
+     .n_embd = 64,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 16,
+     .n_ff = 128,
+     .n_layer = 2,
+     .vocab = 512,
+     .max_ctx = 256,
+     .rms_eps = 1e-6f,
+     .rope_base = 1e6f,
+     .qkv_bias = 1,
+     .tied_embeddings = 1,
+     .arch = TP_ARCH_QWEN2,
+     .rope_mode = TP_ROPE_NEOX,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
+    {.name = "tiny-llama",
+     .n_embd = 64,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 16,
+     .n_ff = 160,
+     .n_layer = 2,
+     .vocab = 512,
+     .max_ctx = 256,
+     .rms_eps = 1e-5f,
+     .rope_base = 10000.0f,
+     .tied_embeddings = 0,
+     .arch = TP_ARCH_LLAMA,
+     .rope_mode = TP_ROPE_NORM,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
 };
 #define BUILTIN_COUNT (sizeof builtin_configs / sizeof builtin_configs[0])
 
@@ -65,7 +101,7 @@ tp_status tp_model_config_builtin(const char *name, tp_model_config *config)
 
 const char *tp_model_builtin_names(void)
 {
-    return "qwen2.5-0.5b, tiny";
+    return "qwen2.5-0.5b, tiny, tiny-qwen2, tiny-llama";
 }
 
 static tp_status check_config(const tp_model_config *c)
