@@ -20,3 +20,14 @@ echo "== the same with --strategy exact (fits, proven minimal)"
 "$B/tensorplan" plan tests/data/minimalloc/A.1048576.csv --capacity 1048576 --strategy exact
 echo "== tensorplan run tiny --prompt-len 8 --max-new 8 --queued-layers 1"
 "$B/tensorplan" run tiny --prompt-len 8 --max-new 8 --queued-layers 1
+# The GGUF path on a model the project writes itself (random weights, a synthesised vocabulary).
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+echo "== tensorplan write-model tiny-qwen2 --type q8_0 -o tiny-qwen2-q8_0.gguf"
+"$B/tensorplan" write-model tiny-qwen2 --type q8_0 -o "$T/tiny-qwen2-q8_0.gguf"
+echo "== tensorplan model tiny-qwen2-q8_0.gguf --prompt 16"
+"$B/tensorplan" model "$T/tiny-qwen2-q8_0.gguf" --prompt 16
+echo "== tensorplan tokenize tiny-qwen2-q8_0.gguf 'the world' --pieces"
+"$B/tensorplan" tokenize "$T/tiny-qwen2-q8_0.gguf" 'the world' --pieces
+echo "== tensorplan run tiny-qwen2-q8_0.gguf --prompt 'the world' --max-new 8"
+"$B/tensorplan" run "$T/tiny-qwen2-q8_0.gguf" --prompt 'the world' --max-new 8

@@ -39,6 +39,10 @@ int tp_cmd_run(int argc, char **argv);
 void tp_help_run(FILE *out);
 int tp_cmd_inspect(int argc, char **argv);
 void tp_help_inspect(FILE *out);
+int tp_cmd_tokenize(int argc, char **argv);
+void tp_help_tokenize(FILE *out);
+int tp_cmd_detokenize(int argc, char **argv);
+void tp_help_detokenize(FILE *out);
 int tp_cmd_write_model(int argc, char **argv);
 void tp_help_write_model(FILE *out);
 

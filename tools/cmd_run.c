@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_gguf.h"
 #include "tensorplan/plan_html.h"
 #include "common/clock.h"
 #include "tensorplan/decode.h"
@@ -21,18 +22,36 @@
 void tp_help_run(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan run MODEL [--prompt-tokens 1,2,3 | --prompt-len N] [--max-new N]\n"
-        "                      [--seed S] [--n-ctx C] [--queued-layers K]\n"
-        "                      [--strategy pool|arena|naive]\n"
-        "                      [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
-        "                      [--trace FILE] [--dump-dir DIR]\n"
-        "                      [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
+        "usage: tensorplan run FILE.gguf (--prompt TEXT | --prompt-tokens IDS) [--max-new N]\n"
+        "                      [--temp T] [--top-k K] [--top-p P] [--seed S] [--n-ctx C]\n"
+        "                      [common options]\n"
+        "       tensorplan run MODEL [--prompt-tokens 1,2,3 | --prompt-len N] [--max-new N]\n"
+        "                      [--seed S] [--n-ctx C] [common options]\n"
+        "common options: [--queued-layers K] [--strategy pool|arena|naive]\n"
+        "                [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
+        "                [--trace FILE] [--dump-dir DIR]\n"
+        "                [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
         "\n"
-        "Runs a built-in model with deterministic random weights (from --seed): prefill of the\n"
-        "prompt (logits for the last token only), then greedy decoding, every decode step on\n"
-        "one cached graph. Prints the generated token ids, prefill and decode speed, the time\n"
-        "spent planning vs executing, and the memory summary (the same figures as\n"
-        "'tensorplan model' for this prompt length and context).\n"
+        "With a GGUF file (docs/running-gguf.md): the weights are read in place from the\n"
+        "mapped file in their own types, the prompt is tokenized with the file's vocabulary\n"
+        "(bos/eos as it says, special tokens matched; TEXT \"-\" reads standard input) or\n"
+        "given as ids (commas or spaces), then prefill and decoding up to N new tokens\n"
+        "(default %d), stopping at an end-of-generation token. The text goes to standard\n"
+        "output as it is produced, then a newline; the summary (with the line\n"
+        "'generated (N tokens): ID ...', the stopping token last) goes to standard error.\n"
+        "  --temp T     0 (default) = greedy; else top-k, top-p, temperature, then a draw\n"
+        "               (docs/sampling.md)\n"
+        "  --top-k K    keep the K largest logits (default 0 = all)\n"
+        "  --top-p P    keep the smallest set of mass >= P (default 1 = all)\n"
+        "  --seed S     the sampler's seed (default 1)\n"
+        "  --dump-dir   logits.f32 is the last forward's: with --max-new 1 the prefill's\n"
+        "               last-token logits\n"
+        "\n"
+        "With a built-in MODEL: runs it with deterministic random weights (from --seed):\n"
+        "prefill of the prompt (logits for the last token only), then greedy decoding,\n"
+        "every decode step on one cached graph. Prints the generated token ids, prefill and\n"
+        "decode speed, the time spent planning vs executing, and the memory summary (the\n"
+        "same figures as 'tensorplan model' for this prompt length and context).\n"
         "\n"
         "MODEL: %s\n"
         "\n"
@@ -67,10 +86,13 @@ void tp_help_run(FILE *out)
         "  0  done\n"
         "  1  runtime failure (out of memory, I/O, a file that cannot be written)\n"
         "  2  bad command line (also: a generation that does not fit the context)\n"
+        "  3  the GGUF file is refused (one line naming the file and what was expected)\n"
         "\n"
-        "example:\n"
+        "examples:\n"
+        "  tensorplan run qwen2.5-0.5b-instruct-q8_0.gguf --prompt 'The capital of France is'\n"
         "  tensorplan run qwen2.5-0.5b --prompt-len 16 --max-new 4\n",
-        tp_model_builtin_names(), RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW, TP_DEFAULT_N_CTX);
+        TP_RUN_GGUF_DEFAULT_MAX_NEW, tp_model_builtin_names(), RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW,
+        TP_DEFAULT_N_CTX);
 }
 
 /* "1,2,3" -> ids, each below vocab */
@@ -191,9 +213,10 @@ static void apply_environment(run_args *a)
 }
 
 /* Flags into *a. Returns -1 on a usage error (message printed), 1 after --help, else 0. */
-/* --html: the prefill and decode graphs of this run, planned with its options. */
-static int picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
-                   size_t ctx, const char *path)
+/* --html: the prefill and decode graphs of this run, planned with its options; the line
+ * naming the page goes to msg (stdout for a built-in model, stderr beside generated text). */
+int tp_cli_run_picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
+                       size_t ctx, const char *path, FILE *msg)
 {
     tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
     tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
@@ -201,7 +224,7 @@ static int picture(const tp_model_config *c, const tp_session_options *o, size_t
         tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
-    printf("picture of the plans written to %s\n", path);
+    fprintf(msg, "picture of the plans written to %s\n", path);
     return TP_EXIT_OK;
 }
 
@@ -409,6 +432,9 @@ done:
 
 int tp_cmd_run(int argc, char **argv)
 {
+    const char *model = tp_cli_first_positional(argc, argv);
+    if (model && tp_cli_is_gguf(model))
+        return tp_run_gguf(argc, argv);
     run_args a;
     memset(&a, 0, sizeof a);
     int parsed = parse_flags(argc, argv, &a);
@@ -433,7 +459,7 @@ int tp_cmd_run(int argc, char **argv)
         rc = TP_EXIT_USAGE;
     } else if (a.dot_s || a.json_s) {
         rc = dump_graph(&a.cfg, &a.o, n_prompt, a.dot_s, a.json_s);
-    } else if (a.html_s && picture(&a.cfg, &a.o, n_prompt, ctx, a.html_s) != TP_EXIT_OK) {
+    } else if (a.html_s && tp_cli_run_picture(&a.cfg, &a.o, n_prompt, ctx, a.html_s, stdout) != TP_EXIT_OK) {
         rc = TP_EXIT_ERROR;
     } else {
         rc = generate(&a, prompt, n_prompt);

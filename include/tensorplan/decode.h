@@ -95,6 +95,58 @@ tp_session_stats tp_session_get_stats(const tp_session *s);
  * count forces a rebuild with the same allocator; n_ctx stays fixed once chosen). */
 tp_status tp_session_set_options(tp_session *s, const tp_session_options *options);
 
+/* ---- sampling (docs/sampling.md) --------------------------------------------------------- */
+
+/* How the next token is chosen from a logits vector, in llama.cpp's order: top-k, then top-p
+ * on the softmax (temperature 1) of what top-k kept, then the temperature, then a draw from
+ * the softmax of the kept logits divided by the temperature. */
+typedef struct tp_sampler_params {
+    float temperature; /* 0 (or below) = greedy: tp_argmax, the rest is not used          */
+    int top_k;         /* keep the k largest logits (ties: lower id first); 0 = all       */
+    float top_p;       /* keep the smallest prefix (largest first) of mass >= p; 1 = all  */
+    uint64_t seed;     /* of the sampler's own PRNG (xoshiro256** seeded by splitmix64)   */
+} tp_sampler_params;
+
+/* Greedy: temperature 0, top_k 0, top_p 1, seed 0. */
+tp_sampler_params tp_sampler_params_default(void);
+
+typedef struct tp_sampler tp_sampler;
+
+/* A sampler for vocabularies of n_vocab ids. Refused: n_vocab 0 or above INT32_MAX, a NaN
+ * temperature, top_k < 0, top_p not in (0, 1]. */
+tp_status tp_sampler_create(const tp_sampler_params *params, size_t n_vocab, tp_sampler **out);
+void tp_sampler_destroy(tp_sampler *s);
+size_t tp_sampler_n_vocab(const tp_sampler *s);
+
+/* The id drawn from logits[0..n_vocab); one PRNG step per call unless greedy. */
+tp_status tp_sampler_sample(tp_sampler *s, const float *logits, int32_t *id);
+
+/* The candidates a draw chooses among after top-k, top-p and the temperature: *n ids,
+ * largest logit first (ties: lower id first), and their probabilities (the softmax of the
+ * kept logits divided by the temperature; summing to 1). ids and probs hold n_vocab entries
+ * (probs may be NULL). Greedy gives the one argmax id with probability 1. */
+tp_status tp_sampler_candidates(tp_sampler *s, const float *logits, int32_t *ids, double *probs,
+                                size_t *n);
+
+/* Called with each generated id (index 0 for the first); a non-zero return stops the
+ * generation after that token (it is kept in out and counted). */
+typedef int (*tp_token_callback)(void *user, int32_t id, size_t index);
+
+typedef struct tp_generate_options {
+    tp_sampler *sampler;        /* NULL = greedy                                          */
+    tp_token_callback on_token; /* NULL = none                                            */
+    void *user;
+} tp_generate_options;
+
+/* tp_session_generate with a sampler and a per-token callback: prefill, then up to max_new
+ * tokens; *n_generated (may be NULL) receives how many ids out holds (fewer than max_new when
+ * the callback stopped it; no forward runs after the stopping token). logits (may be NULL)
+ * receives the last forward's vocab logits. options NULL = greedy, no callback. A sampler
+ * made for another vocabulary size is refused. */
+tp_status tp_session_generate_with(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                                   size_t max_new, const tp_generate_options *options,
+                                   int32_t *out, size_t *n_generated, float *logits);
+
 /* Writes DIR/logits.f32 (the last forward's logits rows) and DIR/kv.L.k.f32, kv.L.v.f32
  * for every layer (the whole n_ctx rows), raw little-endian f32. */
 tp_status tp_session_dump(tp_session *s, const char *dir);

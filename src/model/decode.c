@@ -251,12 +251,20 @@ int32_t tp_argmax(const float *logits, size_t n)
     return (int32_t)best;
 }
 
-tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_prompt,
-                              size_t max_new, int32_t *out, float *logits)
+tp_status tp_session_generate_with(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                                   size_t max_new, const tp_generate_options *options,
+                                   int32_t *out, size_t *n_generated, float *logits)
 {
+    if (n_generated)
+        *n_generated = 0;
     if (!s || !prompt || (!out && max_new))
         return tp_fail(TP_ERR_INVALID, "tp_session_generate: NULL argument");
+    tp_generate_options none = {NULL, NULL, NULL};
+    const tp_generate_options *o = options ? options : &none;
     size_t vocab = (size_t)s->c->vocab;
+    if (o->sampler && tp_sampler_n_vocab(o->sampler) != vocab)
+        return tp_fail(TP_ERR_INVALID, "tp_session_generate: a sampler for %zu ids, the model "
+                       "has %zu", tp_sampler_n_vocab(o->sampler), vocab);
     size_t n_out = s->opt.tail_rows ? 1 : n_prompt;
     tp_status st = tp_session_forward(s, prompt, n_prompt, n_out, NULL);
     if (st != TP_OK)
@@ -269,11 +277,24 @@ tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_pro
                 return st;
             last = s->last_logits;
         }
-        out[i] = tp_argmax(last, vocab);
+        if (o->sampler)
+            TP_TRY(tp_sampler_sample(o->sampler, last, &out[i]));
+        else
+            out[i] = tp_argmax(last, vocab);
+        if (n_generated)
+            *n_generated = i + 1;
+        if (o->on_token && o->on_token(o->user, out[i], i) != 0)
+            break;
     }
     if (logits)
         memcpy(logits, last, vocab * sizeof *logits);
     return TP_OK;
+}
+
+tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                              size_t max_new, int32_t *out, float *logits)
+{
+    return tp_session_generate_with(s, prompt, n_prompt, max_new, NULL, out, NULL, logits);
 }
 
 size_t tp_session_n_past(const tp_session *s)

@@ -1,0 +1,569 @@
+/* `tensorplan run FILE.gguf` run as a user would, on test models of both families written
+ * with tp_gguf_write_test_model. Oracle: the double-precision reference forward of
+ * tests/support/ref_forward.c with half-split rope (NEOX pairs (i, i + D/2)) on
+ * tp_weights_init_random of the same config and seed, the weights the file holds, with greedy
+ * argmax written here. A llama file's q/k rows are run with NORM rope (pairs (2i, 2i + 1)),
+ * which equals half-split rope on rows reordered the inverse way of the HF converter (docs/
+ * gguf.md): file row 2r + s of a head is row s * D/2 + r of the reference. Also: text streamed to stdout, the stop at an end-of-generation
+ * token, logits.f32 of --max-new 1 against the reference's prefill logits, every strategy
+ * bit for bit equal, seeded sampling, and exit codes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/cli_run.h"
+#include "support/ref_forward.h"
+#include "tensorplan/gguf.h"
+#include "tensorplan/gguf_model.h"
+#include "tensorplan/model.h"
+#include "tensorplan/quant.h"
+#include "tensorplan/tokenizer.h"
+
+enum { SEED = 7, MAX_NEW = 6 };
+
+static char dir[] = "/tmp/tp_cli_run_gguf_XXXXXX";
+static char qwen_path[256], llama_path[256];
+
+static const int32_t prompt[] = {5, 17, 2, 40, 300};
+#define PROMPT_TEXT "5 17 2 40 300"
+enum { N_PROMPT = sizeof prompt / sizeof *prompt };
+
+static void path_in(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+static void write_model(const char *path, const char *config, const char *tokenizer)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
+    tp_gguf_test_model how = {TP_TYPE_F32, SEED, tokenizer, "qwen2"};
+    tp_status st = tp_gguf_write_test_model(path, &c, &how);
+    if (st != TP_OK)
+        fprintf(stderr, "%s\n", tp_last_error());
+    assert_int_equal(st, TP_OK);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir))
+        return -1;
+    path_in(qwen_path, sizeof qwen_path, "q.gguf");
+    path_in(llama_path, sizeof llama_path, "l.gguf");
+    write_model(qwen_path, "tiny-qwen2", "gpt2");
+    write_model(llama_path, "tiny-llama", "llama");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The registry the reference runs: the seed's weights; for llama the q/k rows (and biases)
+ * of every head reordered so that file row 2r + s becomes row s * D/2 + r. */
+static tp_weights *reference_weights(const tp_model_config *c)
+{
+    tp_weights *w = NULL;
+    assert_int_equal(tp_weights_init_random(c, SEED, &w), TP_OK);
+    if (c->arch != TP_ARCH_LLAMA)
+        return w;
+    tp_weights *out = NULL;
+    assert_int_equal(tp_weights_create(&out), TP_OK);
+    const size_t D = (size_t)c->head_dim;
+    for (size_t i = 0; i < tp_weights_count(w); i++) {
+        const tp_weight *t = tp_weights_at(w, i);
+        float *data = NULL;
+        assert_int_equal(tp_weights_add(out, t->name, t->rows, t->cols, &data), TP_OK);
+        const int qk = strstr(t->name, ".attn_q.") || strstr(t->name, ".attn_k.");
+        const int vec = t->rows == 1; /* a bias: one row of n_out values */
+        const size_t n_out = vec ? t->cols : t->rows, width = vec ? 1 : t->cols;
+        for (size_t o = 0; o < n_out; o++) {
+            size_t src = o;
+            if (qk) {
+                const size_t h = o / D, j = o % D, sh = j / (D / 2), r = j % (D / 2);
+                src = h * D + 2 * r + sh;
+            }
+            memcpy(data + o * width, t->data + src * width, width * sizeof *data);
+        }
+    }
+    tp_weights_destroy(w);
+    return out;
+}
+
+/* The greedy tokens of the reference: prefill, then one token at a time; *margin receives
+ * the smallest gap between the best and second-best logit over the steps; the prefill's
+ * last-row logits go to prefill (vocab doubles) when not NULL. */
+static void reference(const char *config, size_t max_new, int32_t *out, double *margin,
+                      double *prefill)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
+    tp_weights *w = reference_weights(&c);
+    c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
+    ref_model *m = NULL;
+    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    const size_t vocab = (size_t)c.vocab;
+    double *l = malloc(N_PROMPT * vocab * sizeof *l);
+    assert_non_null(l);
+    assert_int_equal(ref_model_forward(m, prompt, N_PROMPT, l), 0);
+    const double *last = l + (N_PROMPT - 1) * vocab;
+    if (prefill)
+        memcpy(prefill, last, vocab * sizeof *prefill);
+    *margin = INFINITY;
+    for (size_t i = 0; i < max_new; i++) {
+        if (i > 0) {
+            assert_int_equal(ref_model_forward(m, &out[i - 1], 1, l), 0);
+            last = l;
+        }
+        size_t best = 0;
+        for (size_t v = 1; v < vocab; v++)
+            if (last[v] > last[best])
+                best = v;
+        double second = -INFINITY;
+        for (size_t v = 0; v < vocab; v++)
+            if (v != best && last[v] > second)
+                second = last[v];
+        if (last[best] - second < *margin)
+            *margin = last[best] - second;
+        out[i] = (int32_t)best;
+    }
+    free(l);
+    ref_model_destroy(m);
+    tp_weights_destroy(w);
+}
+
+/* The ids of the line "generated (N tokens): ..." of stderr; returns N, or -1. */
+static int parse_generated(const char *err, int32_t *ids, int cap)
+{
+    const char *p = strstr(err, "generated (");
+    if (!p)
+        return -1;
+    int n = 0, off = 0;
+    if (sscanf(p, "generated (%d tokens):%n", &n, &off) != 1 || n > cap)
+        return -1;
+    p += off;
+    for (int i = 0; i < n; i++) {
+        if (sscanf(p, " %d%n", &ids[i], &off) != 1)
+            return -1;
+        p += off;
+    }
+    return n;
+}
+
+static cli_result run_ok(const char *args)
+{
+    cli_result r = cli_run(dir, args);
+    if (r.rc != 0) {
+        fprintf(stderr, "%s: exit %d\n%s\n", args, r.rc, r.err);
+        fail();
+    }
+    return r;
+}
+
+/* The bytes the tokens stand for (the tokenizer's pieces), what stdout must show. */
+static char *pieces_of(const char *path, const int32_t *ids, size_t n)
+{
+    tp_gguf *g = NULL;
+    tp_tokenizer *t = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    assert_int_equal(tp_gguf_tokenizer(g, &t), TP_OK);
+    char *text = calloc(4096, 1);
+    assert_non_null(text);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t got = 0;
+        assert_int_equal(tp_tokenizer_piece(t, ids[i], 0, text + len, 4000 - len, &got), TP_OK);
+        assert_true(len + got < 4000);
+        len += got;
+    }
+    tp_tokenizer_destroy(t);
+    tp_gguf_close(g);
+    return text;
+}
+
+static void check_family(const char *path, const char *config)
+{
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    double margin = 0.0;
+    reference(config, MAX_NEW, want, &margin, NULL);
+    /* no near tie that float rounding could flip: the comparison below is meaningful */
+    assert_true(margin > 1e-3);
+    char args[1024];
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    if (parse_generated(r.err, got, MAX_NEW) != MAX_NEW ||
+        memcmp(got, want, sizeof want) != 0) {
+        fprintf(stderr, "%s: want", config);
+        for (int i = 0; i < MAX_NEW; i++)
+            fprintf(stderr, " %d", want[i]);
+        fprintf(stderr, "\n%s\n", r.err);
+        fail();
+    }
+    /* stdout: the pieces of the generated tokens, then a newline */
+    char *text = pieces_of(path, want, MAX_NEW);
+    size_t len = strlen(text);
+    assert_int_equal(r.out_len, len + 1);
+    assert_memory_equal(r.out, text, len);
+    assert_int_equal(r.out[len], '\n');
+    free(text);
+    cli_free(&r);
+}
+
+static void test_greedy_qwen2(void **state)
+{
+    (void)state;
+    check_family(qwen_path, "tiny-qwen2");
+}
+
+static void test_greedy_llama(void **state)
+{
+    (void)state;
+    check_family(llama_path, "tiny-llama");
+}
+
+/* A Q8_0 file: the reference reads the file's own Q8_0 rows (its own dequantization of the
+ * block layout) with the file's config; the greedy tokens agree up to the first step whose
+ * top-two margin is small enough for activation rounding to flip (at least one step). */
+static void test_greedy_q8_0(void **state)
+{
+    (void)state;
+    char path[300], args[1024];
+    path_in(path, sizeof path, "q8.gguf");
+    tp_model_config bc;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &bc), TP_OK);
+    tp_gguf_test_model how = {TP_TYPE_Q8_0, SEED, "llama", NULL};
+    assert_int_equal(tp_gguf_write_test_model(path, &bc, &how), TP_OK);
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    tp_model_config c;
+    assert_int_equal(tp_gguf_model_config(g, &c), TP_OK);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_gguf_model_weights(g, &c, &w), TP_OK);
+    ref_model *m = NULL;
+    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    const size_t vocab = (size_t)c.vocab;
+    double *l = malloc(N_PROMPT * vocab * sizeof *l);
+    assert_non_null(l);
+    assert_int_equal(ref_model_forward(m, prompt, N_PROMPT, l), 0);
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    size_t sure = 0; /* steps before the first near tie */
+    const double *last = l + (N_PROMPT - 1) * vocab;
+    for (size_t i = 0; i < MAX_NEW; i++) {
+        if (i > 0) {
+            assert_int_equal(ref_model_forward(m, &want[i - 1], 1, l), 0);
+            last = l;
+        }
+        size_t best = 0;
+        for (size_t v = 1; v < vocab; v++)
+            if (last[v] > last[best])
+                best = v;
+        double second = -INFINITY;
+        for (size_t v = 0; v < vocab; v++)
+            if (v != best && last[v] > second)
+                second = last[v];
+        want[i] = (int32_t)best;
+        if (sure == i && last[best] - second > 0.05)
+            sure = i + 1;
+    }
+    free(l);
+    ref_model_destroy(m);
+    tp_weights_destroy(w);
+    tp_gguf_close(g);
+    fprintf(stderr, "q8_0: %zu steps without a near tie\n", sure);
+    assert_true(sure >= 1);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    assert_int_equal(parse_generated(r.err, got, MAX_NEW), MAX_NEW);
+    assert_memory_equal(got, want, sure * sizeof *got);
+    assert_non_null(strstr(r.err, "Q8_0"));
+    cli_free(&r);
+}
+
+/* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits. */
+static void check_dump(const char *path, const char *config)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
+    const size_t vocab = (size_t)c.vocab;
+    double *want = malloc(vocab * sizeof *want);
+    assert_non_null(want);
+    int32_t tok[1];
+    double margin;
+    reference(config, 1, tok, &margin, want);
+    char args[1024], dump[300], file[400];
+    path_in(dump, sizeof dump, "dump");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s'",
+             path, PROMPT_TEXT, dump);
+    cli_result r = run_ok(args);
+    cli_free(&r);
+    snprintf(file, sizeof file, "%s/logits.f32", dump);
+    size_t len = 0;
+    char *raw = cli_slurp(file, &len);
+    assert_int_equal(len, vocab * sizeof(float));
+    double scale = 0.0, err = 0.0;
+    for (size_t v = 0; v < vocab; v++) {
+        float f;
+        memcpy(&f, raw + 4 * v, 4);
+        scale = fmax(scale, fabs(want[v]));
+        err = fmax(err, fabs((double)f - want[v]));
+    }
+    assert_true(scale > 0.0);
+    if (!(err <= 1e-4 * scale + 1e-5)) {
+        fprintf(stderr, "%s logits: max error %g, scale %g\n", config, err, scale);
+        fail();
+    }
+    free(raw);
+    free(want);
+}
+
+static void test_dump_logits(void **state)
+{
+    (void)state;
+    check_dump(qwen_path, "tiny-qwen2");
+    check_dump(llama_path, "tiny-llama");
+}
+
+/* Every strategy and aliasing policy gives the same logits bit for bit. */
+static void test_strategies_equal(void **state)
+{
+    (void)state;
+    static const char *const opts[] = {"--strategy naive", "--strategy pool",
+                                       "--strategy arena --aliasing none",
+                                       "--strategy pool --aliasing last-consumer",
+                                       "--queued-layers 1"};
+    char *first = NULL;
+    size_t first_len = 0;
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        char args[1024], dump[300], file[400], name[32];
+        snprintf(name, sizeof name, "dump%zu", i);
+        path_in(dump, sizeof dump, name);
+        snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 3 %s "
+                 "--dump-dir '%s'", llama_path, PROMPT_TEXT, opts[i], dump);
+        cli_result r = run_ok(args);
+        cli_free(&r);
+        snprintf(file, sizeof file, "%s/logits.f32", dump);
+        size_t len = 0;
+        char *raw = cli_slurp(file, &len);
+        assert_true(len > 0);
+        if (!first) {
+            first = raw;
+            first_len = len;
+            continue;
+        }
+        assert_int_equal(len, first_len);
+        assert_memory_equal(raw, first, len);
+        free(raw);
+    }
+    free(first);
+}
+
+/* Copies SRC to DST with tokenizer.ggml.eos_token_id set to EOS (reader to writer). */
+static void copy_with_eos(const char *src, const char *dst, uint32_t eos)
+{
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(src, &g), TP_OK);
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
+        const tp_gguf_kv *kv = tp_gguf_kv_at(g, i);
+        tp_status st;
+        if (strcmp(kv->key, "tokenizer.ggml.eos_token_id") == 0) {
+            st = tp_gguf_writer_add_u32(w, kv->key, eos);
+        } else if (kv->type == TP_GGUF_STRING) {
+            char *s = strndup(kv->string.data, kv->string.len);
+            st = tp_gguf_writer_add_string(w, kv->key, s);
+            free(s);
+        } else if (kv->type == TP_GGUF_ARRAY && kv->array.type == TP_GGUF_STRING) {
+            char **s = calloc(kv->array.count, sizeof *s);
+            for (size_t j = 0; j < kv->array.count; j++)
+                s[j] = strndup(kv->array.strings[j].data, kv->array.strings[j].len);
+            st = tp_gguf_writer_add_strings(w, kv->key, (const char *const *)s,
+                                            kv->array.count);
+            for (size_t j = 0; j < kv->array.count; j++)
+                free(s[j]);
+            free(s);
+        } else if (kv->type == TP_GGUF_ARRAY) {
+            st = tp_gguf_writer_add_array(w, kv->key, kv->array.type, kv->array.data,
+                                          kv->array.count);
+        } else if (kv->type == TP_GGUF_U32) {
+            st = tp_gguf_writer_add_u32(w, kv->key, (uint32_t)kv->bits);
+        } else if (kv->type == TP_GGUF_F32) {
+            float f;
+            uint32_t b = (uint32_t)kv->bits;
+            memcpy(&f, &b, 4);
+            st = tp_gguf_writer_add_f32(w, kv->key, f);
+        } else if (kv->type == TP_GGUF_BOOL) {
+            st = tp_gguf_writer_add_bool(w, kv->key, kv->bits != 0);
+        } else {
+            fail_msg("key %s: type %d not copied", kv->key, (int)kv->type);
+            st = TP_ERR_INVALID;
+        }
+        assert_int_equal(st, TP_OK);
+    }
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
+        assert_int_equal(tp_gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne,
+                                                   t->data, t->nbytes), TP_OK);
+    }
+    assert_int_equal(tp_gguf_writer_write(w, dst), TP_OK);
+    tp_gguf_writer_destroy(w);
+    tp_gguf_close(g);
+}
+
+/* With eos set to the third greedy token, the run stops there: three ids listed, the text
+ * of the first two only, no fourth forward. */
+static void test_eog_stop(void **state)
+{
+    (void)state;
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    double margin;
+    reference("tiny-qwen2", MAX_NEW, want, &margin, NULL);
+    /* the stop must come at index 2, not earlier */
+    assert_true(want[0] != want[2] && want[1] != want[2]);
+    char path[300], args[1024];
+    path_in(path, sizeof path, "eos.gguf");
+    copy_with_eos(qwen_path, path, (uint32_t)want[2]);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    assert_int_equal(parse_generated(r.err, got, MAX_NEW), 3);
+    assert_memory_equal(got, want, 3 * sizeof *got);
+    assert_non_null(strstr(r.err, "stopped: end-of-generation token"));
+    assert_non_null(strstr(r.err, "decode: 2 tokens"));
+    char *text = pieces_of(path, want, 2);
+    assert_int_equal(r.out_len, strlen(text) + 1);
+    assert_memory_equal(r.out, text, strlen(text));
+    free(text);
+    cli_free(&r);
+}
+
+/* A text prompt runs the tokens `tensorplan tokenize` gives; sampling with a seed repeats;
+ * top-k 1 is greedy at any temperature. */
+static void test_text_prompt_and_sampling(void **state)
+{
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args, "tokenize '%s' 'the cat sat'", llama_path);
+    cli_result t = run_ok(args);
+    t.out[strcspn(t.out, "\n")] = '\0';
+    int32_t a[8], b[8];
+    snprintf(args, sizeof args, "run '%s' --prompt 'the cat sat' --max-new 4", llama_path);
+    cli_result r1 = run_ok(args);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 4", llama_path, t.out);
+    cli_result r2 = run_ok(args);
+    assert_int_equal(parse_generated(r1.err, a, 8), 4);
+    assert_int_equal(parse_generated(r2.err, b, 8), 4);
+    assert_memory_equal(a, b, 4 * sizeof *a);
+    assert_string_equal(r1.out, r2.out);
+    snprintf(args, sizeof args, "run '%s' --prompt 'the cat sat' --max-new 4 --temp 3 "
+             "--top-k 1 --seed 11", llama_path);
+    cli_result r3 = run_ok(args);
+    assert_int_equal(parse_generated(r3.err, b, 8), 4);
+    assert_memory_equal(a, b, 4 * sizeof *a);
+    cli_free(&r3);
+    /* a hot sampler: the same seed gives the same tokens and text */
+    snprintf(args, sizeof args, "run '%s' --prompt 'the cat sat' --max-new 6 --temp 1.5 "
+             "--top-p 0.95 --top-k 50 --seed 5", llama_path);
+    cli_result s1 = run_ok(args), s2 = run_ok(args);
+    assert_int_equal(parse_generated(s1.err, a, 8), 6);
+    assert_int_equal(parse_generated(s2.err, b, 8), 6);
+    assert_memory_equal(a, b, 6 * sizeof *a);
+    assert_string_equal(s1.out, s2.out);
+    cli_free(&s1);
+    cli_free(&s2);
+    cli_free(&t);
+    cli_free(&r1);
+    cli_free(&r2);
+}
+
+static void expect_exit(const char *args, int rc, const char *needle)
+{
+    cli_result r = cli_run(dir, args);
+    if (r.rc != rc || cli_lines(r.err) != 1 || !strstr(r.err, needle)) {
+        fprintf(stderr, "%s: exit %d (want %d), err [%s] (want \"%s\")\n", args, r.rc, rc,
+                r.err, needle);
+        fail();
+    }
+    cli_free(&r);
+}
+
+static void test_exit_codes(void **state)
+{
+    (void)state;
+    char args[1024], cut[300], arch[300];
+    /* a file cut in its tensor data: refused, one line, exit 3 */
+    path_in(cut, sizeof cut, "cut.gguf");
+    size_t len = 0;
+    char *raw = cli_slurp(qwen_path, &len);
+    FILE *f = fopen(cut, "wb");
+    assert_non_null(f);
+    fwrite(raw, 1, len - 1000, f);
+    fclose(f);
+    free(raw);
+    snprintf(args, sizeof args, "run '%s' --prompt hi", cut);
+    expect_exit(args, 3, "cut.gguf");
+    /* an architecture neither family: refused by name */
+    path_in(arch, sizeof arch, "arch.gguf");
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_string(w, "general.architecture", "gptj"), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_string(w, "tokenizer.ggml.model", "llama"), TP_OK);
+    const char *toks[3] = {"<unk>", "<s>", "</s>"};
+    assert_int_equal(tp_gguf_writer_add_strings(w, "tokenizer.ggml.tokens", toks, 3), TP_OK);
+    assert_int_equal(tp_gguf_writer_write(w, arch), TP_OK);
+    tp_gguf_writer_destroy(w);
+    snprintf(args, sizeof args, "run '%s' --prompt hi", arch);
+    expect_exit(args, 3, "gptj");
+    snprintf(args, sizeof args, "run '%s/missing.gguf' --prompt hi", dir);
+    expect_exit(args, 1, "missing.gguf");
+    /* usage */
+    snprintf(args, sizeof args, "run '%s' --max-new 2", qwen_path);
+    expect_exit(args, 2, "--prompt");
+    snprintf(args, sizeof args, "run '%s' --prompt hi --temp -1", qwen_path);
+    expect_exit(args, 2, "--temp");
+    snprintf(args, sizeof args, "run '%s' --prompt hi --top-p 0", qwen_path);
+    expect_exit(args, 2, "--top-p");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '1 512'", qwen_path);
+    expect_exit(args, 2, "512");
+    snprintf(args, sizeof args, "run '%s' --prompt hi --queued-layers 3", qwen_path);
+    expect_exit(args, 2, "--queued-layers");
+    /* tiny-qwen2's maximum context is 256 */
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 300", qwen_path,
+             PROMPT_TEXT);
+    expect_exit(args, 2, "context");
+    /* built-in names still run as before */
+    cli_result r = run_ok("run tiny --prompt-len 4 --max-new 2");
+    assert_non_null(strstr(r.out, "generated (2 tokens):"));
+    cli_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_greedy_qwen2),
+        cmocka_unit_test(test_greedy_llama),
+        cmocka_unit_test(test_greedy_q8_0),
+        cmocka_unit_test(test_dump_logits),
+        cmocka_unit_test(test_strategies_equal),
+        cmocka_unit_test(test_eog_stop),
+        cmocka_unit_test(test_text_prompt_and_sampling),
+        cmocka_unit_test(test_exit_codes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,138 @@
+/* The command line's shared pieces for GGUF models: a file's tokenizer, text arguments and
+ * id lists (tools/cli_gguf.h). */
+#include "cli_gguf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "common/grow.h"
+#include "tensorplan/gguf_model.h"
+
+int tp_cli_is_gguf(const char *path)
+{
+    size_t len = strlen(path);
+    if (len >= 5 && strcasecmp(path + len - 5, ".gguf") == 0)
+        return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char magic[4] = {0};
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    return got == sizeof magic && memcmp(magic, "GGUF", 4) == 0;
+}
+
+int tp_cli_open_tokenizer(const char *path, tp_gguf **g, tp_tokenizer **tok)
+{
+    *g = NULL;
+    *tok = NULL;
+    tp_status st = tp_gguf_open(path, g);
+    if (st == TP_OK)
+        st = tp_gguf_tokenizer(*g, tok);
+    if (st == TP_OK)
+        return TP_EXIT_OK;
+    tp_cli_error("%s", tp_last_error());
+    tp_gguf_close(*g);
+    *g = NULL;
+    return tp_cli_exit_for(st);
+}
+
+int tp_cli_read_text(const char *arg, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    if (strcmp(arg, "-") != 0) {
+        *len = strlen(arg);
+        *text = malloc(*len + 1);
+        if (!*text) {
+            tp_cli_error("out of memory");
+            return TP_EXIT_ERROR;
+        }
+        memcpy(*text, arg, *len + 1);
+        return TP_EXIT_OK;
+    }
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (TP_GROW(&buf, &cap, n + 4097) != TP_OK) {
+            tp_cli_error("standard input: %s", tp_last_error());
+            free(buf);
+            return TP_EXIT_ERROR;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, stdin);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(stdin)) {
+        tp_cli_error("standard input: cannot read: %s", strerror(errno));
+        free(buf);
+        return TP_EXIT_ERROR;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return TP_EXIT_OK;
+}
+
+int tp_cli_parse_ids(const char *what, const char *text, size_t n_vocab, int32_t **ids,
+                     size_t *n)
+{
+    int32_t *out = NULL;
+    size_t cap = 0, k = 0;
+    const char *p = text;
+    for (;;) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
+        if (!end || end == p || (*end && *end != ',' && !isspace((unsigned char)*end))) {
+            tp_cli_error("%s: expected token ids separated by commas or spaces at '%.20s'",
+                         what, p);
+            free(out);
+            return -1;
+        }
+        if (errno == ERANGE || v >= n_vocab) {
+            tp_cli_error("%s: token id %.*s is not below the vocabulary size %zu", what,
+                         (int)(end - p), p, n_vocab);
+            free(out);
+            return -1;
+        }
+        if (TP_GROW(&out, &cap, k + 1) != TP_OK) {
+            tp_cli_error("%s", tp_last_error());
+            free(out);
+            return -1;
+        }
+        out[k++] = (int32_t)v;
+        p = end;
+    }
+    if (k == 0) {
+        tp_cli_error("%s: no token ids", what);
+        return -1;
+    }
+    *ids = out;
+    *n = k;
+    return 0;
+}
+
+const char *tp_cli_first_positional(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] == '-' && arg[1] != '\0') {
+            if (!strchr(arg, '='))
+                i++;
+            continue;
+        }
+        return arg;
+    }
+    return NULL;
+}

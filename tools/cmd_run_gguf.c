@@ -1,0 +1,387 @@
+/* tensorplan run FILE.gguf: a GGUF model's weights read in place from the mapping, the prompt
+ * tokenized with the file's vocabulary, prefill and sampled decoding through the planned
+ * graph, the text streamed to stdout and the summary on stderr (docs/running-gguf.md). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "cli_gguf.h"
+#include "tensorplan/decode.h"
+#include "tensorplan/gguf_model.h"
+#include "tensorplan/graph_io.h"
+#include "tensorplan/kernels.h"
+#include "tensorplan/quant.h"
+
+/* The flag values, then what they and the file give. */
+typedef struct grun {
+    const char *file, *prompt_s, *tokens_s, *max_new_s, *temp_s, *top_k_s, *top_p_s, *seed_s;
+    const char *n_ctx_s, *queued_s, *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s;
+    const char *dot_s, *json_s, *html_s;
+    tp_sampler_params sp;
+    size_t max_new;
+    tp_session_options o;
+    tp_gguf *g;
+    tp_model_config cfg;
+    tp_tokenizer *tok;
+    tp_weights *w;
+    int32_t *prompt;
+    size_t n_prompt;
+    char *piece; /* streaming: one token's bytes */
+    size_t piece_cap;
+    int stopped_eog;
+} grun;
+
+/* Flags into *r. -1 on a usage error (message printed), else 0. */
+static int grun_flags(int argc, char **argv, grun *r)
+{
+    const tp_cli_flag flags[] = {
+        {"--prompt", &r->prompt_s},         {"--prompt-tokens", &r->tokens_s},
+        {"--max-new", &r->max_new_s},       {"--temp", &r->temp_s},
+        {"--top-k", &r->top_k_s},           {"--top-p", &r->top_p_s},
+        {"--seed", &r->seed_s},             {"--n-ctx", &r->n_ctx_s},
+        {"--queued-layers", &r->queued_s},  {"--strategy", &r->strategy_s},
+        {"--aliasing", &r->aliasing_s},     {"--threads", &r->threads_s},
+        {"--trace", &r->trace_s},           {"--dump-dir", &r->dump_s},
+        {"--dump-graph", &r->dot_s},        {"--dump-graph-json", &r->json_s},
+        {"--html", &r->html_s},
+    };
+    for (int i = 1; i < argc; i++) {
+        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
+        if (taken < 0)
+            return -1;
+        if (!taken && tp_cli_take_positional(argv[0], argv[i], &r->file, "MODEL") != 0)
+            return -1;
+    }
+    if (!r->prompt_s == !r->tokens_s) {
+        tp_cli_error("a GGUF model needs one of --prompt TEXT and --prompt-tokens IDS");
+        return -1;
+    }
+    return 0;
+}
+
+/* A finite decimal number in [lo, hi] given to FLAG. 0, or -1 after a message. */
+static int parse_real(const char *flag, const char *text, double lo, double hi, double *v)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (end == text || *end || errno == ERANGE || !isfinite(x) || x < lo || x > hi) {
+        tp_cli_error("%s '%s': expected a number in [%g, %g]", flag, text, lo, hi);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* The numbers and names that do not depend on the file. 0 or -1. */
+static int grun_values(grun *r)
+{
+    unsigned long long max_new = TP_RUN_GGUF_DEFAULT_MAX_NEW, top_k = 0, seed = 1, n_ctx = 0,
+                       threads = 0;
+    double temp = 0.0, top_p = 1.0;
+    if ((r->max_new_s && tp_cli_parse_count("--max-new", r->max_new_s, 0, 1u << 30, &max_new)) ||
+        (r->temp_s && parse_real("--temp", r->temp_s, 0.0, 1e6, &temp)) ||
+        (r->top_k_s && tp_cli_parse_count("--top-k", r->top_k_s, 0, INT_MAX, &top_k)) ||
+        (r->top_p_s && parse_real("--top-p", r->top_p_s, 1e-9, 1.0, &top_p)) ||
+        (r->seed_s && tp_cli_parse_count("--seed", r->seed_s, 0, ULLONG_MAX, &seed)) ||
+        (r->n_ctx_s && tp_cli_parse_count("--n-ctx", r->n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
+        (r->threads_s && tp_cli_parse_count("--threads", r->threads_s, 1, 64, &threads)))
+        return -1;
+    r->max_new = (size_t)max_new;
+    r->sp = tp_sampler_params_default();
+    r->sp.temperature = (float)temp;
+    r->sp.top_k = (int)top_k;
+    r->sp.top_p = (float)top_p;
+    r->sp.seed = (uint64_t)seed;
+    r->o = tp_session_options_default();
+    r->o.n_ctx = (size_t)n_ctx;
+    if (r->strategy_s &&
+        tp_alloc_strategy_from_name(r->strategy_s, &r->o.alloc.strategy) != TP_OK) {
+        tp_cli_error("--strategy: %s", tp_last_error());
+        return -1;
+    }
+    if (r->aliasing_s &&
+        tp_alias_policy_from_name(r->aliasing_s, &r->o.alloc.aliasing) != TP_OK) {
+        tp_cli_error("--aliasing: %s", tp_last_error());
+        return -1;
+    }
+    if (threads)
+        tp_kernels_set_threads((int)threads);
+    /* the environment is read here, never in the library (see tensorplan help run) */
+    const char *no_ffn = getenv("TENSORPLAN_NO_FUSE_FFN");
+    if (no_ffn && strcmp(no_ffn, "1") == 0)
+        r->o.fuse_ffn = 0;
+    if (!r->trace_s)
+        r->trace_s = getenv("TENSORPLAN_TRACE");
+    if (!r->dump_s)
+        r->dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
+    if (r->trace_s && !*r->trace_s)
+        r->trace_s = NULL;
+    if (r->dump_s && !*r->dump_s)
+        r->dump_s = NULL;
+    return 0;
+}
+
+/* The file: config, tokenizer, weight views; queued layers against the config. Returns a
+ * TP_EXIT_ code after a one-line message on failure. */
+static int grun_load(grun *r)
+{
+    int rc = tp_cli_open_tokenizer(r->file, &r->g, &r->tok);
+    if (rc != TP_EXIT_OK)
+        return rc;
+    tp_status st = tp_gguf_model_config(r->g, &r->cfg);
+    if (st == TP_OK && tp_tokenizer_n_vocab(r->tok) != (size_t)r->cfg.vocab) {
+        tp_cli_error("%s: tokenizer.ggml.tokens has %zu tokens, token_embd.weight %d rows",
+                     r->file, tp_tokenizer_n_vocab(r->tok), r->cfg.vocab);
+        return TP_EXIT_BAD_INPUT;
+    }
+    if (st == TP_OK)
+        st = tp_gguf_model_weights(r->g, &r->cfg, &r->w);
+    if (st != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return tp_cli_exit_for(st);
+    }
+    unsigned long long queued = 0;
+    if (r->queued_s && tp_cli_parse_count("--queued-layers", r->queued_s, 0,
+                                          (unsigned long long)r->cfg.n_layer, &queued))
+        return TP_EXIT_USAGE;
+    r->o.queued_layers = (int)queued;
+    return TP_EXIT_OK;
+}
+
+/* The prompt: the text tokenized (bos/eos as the vocabulary says, special tokens matched)
+ * or the listed ids. Returns a TP_EXIT_ code. */
+static int grun_prompt(grun *r)
+{
+    if (r->tokens_s) {
+        if (tp_cli_parse_ids("--prompt-tokens", r->tokens_s, (size_t)r->cfg.vocab, &r->prompt,
+                             &r->n_prompt) != 0)
+            return TP_EXIT_USAGE;
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        int rc = tp_cli_read_text(r->prompt_s, &text, &len);
+        if (rc != TP_EXIT_OK)
+            return rc;
+        tp_status st = tp_tokenizer_encode(r->tok, text, len, 1, 1, &r->prompt, &r->n_prompt);
+        free(text);
+        if (st != TP_OK) {
+            tp_cli_error("--prompt: %s: %s", r->file, tp_last_error());
+            return tp_cli_exit_for(st);
+        }
+        if (r->n_prompt == 0) {
+            tp_cli_error("--prompt: the text gives no tokens");
+            return TP_EXIT_USAGE;
+        }
+    }
+    /* every position the generation writes must fit the context the session will fix */
+    size_t ctx = tp_session_context(&r->cfg, &r->o, r->n_prompt);
+    size_t need = r->n_prompt + (r->max_new ? r->max_new - 1 : 0);
+    if (!(r->dot_s || r->json_s) && need > ctx) {
+        tp_cli_error("%zu prompt tokens and --max-new %zu need a KV context of %zu, but n_ctx "
+                     "is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
+                     r->n_prompt, r->max_new, need, ctx, r->cfg.max_ctx);
+        return TP_EXIT_USAGE;
+    }
+    if (r->html_s && !(r->dot_s || r->json_s))
+        return tp_cli_run_picture(&r->cfg, &r->o, r->n_prompt, ctx, r->html_s, stderr);
+    return TP_EXIT_OK;
+}
+
+/* Each generated token: an end-of-generation token stops the run (its text is not shown);
+ * any other has its bytes written and flushed at once. */
+static int on_token(void *user, int32_t id, size_t index)
+{
+    (void)index;
+    grun *r = user;
+    if (tp_tokenizer_is_eog(r->tok, id)) {
+        r->stopped_eog = 1;
+        return 1;
+    }
+    size_t len = 0;
+    if (tp_tokenizer_piece(r->tok, id, 0, r->piece, r->piece_cap, &len) != TP_OK)
+        return 0;
+    if (len > r->piece_cap) {
+        char *grown = realloc(r->piece, len);
+        if (!grown)
+            return 0;
+        r->piece = grown;
+        r->piece_cap = len;
+        if (tp_tokenizer_piece(r->tok, id, 0, r->piece, r->piece_cap, &len) != TP_OK)
+            return 0;
+    }
+    fwrite(r->piece, 1, len, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+/* --dump-graph / --dump-graph-json: the prefill graph as the run would build it. */
+static int grun_dump_graph(const grun *r)
+{
+    const tp_session_options *o = &r->o;
+    tp_graph_params gp = tp_session_graph_params(o, r->n_prompt, o->tail_rows ? 1 : r->n_prompt,
+                                                 tp_session_context(&r->cfg, o, r->n_prompt));
+    tp_graph *g = NULL;
+    if (tp_model_build_graph(&r->cfg, &gp, &g) != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return TP_EXIT_ERROR;
+    }
+    int rc = TP_EXIT_OK;
+    if (r->dot_s && tp_graph_save_dot(g, r->dot_s) != TP_OK)
+        rc = TP_EXIT_ERROR;
+    if (rc == TP_EXIT_OK && r->json_s && tp_graph_save_json(g, r->json_s) != TP_OK)
+        rc = TP_EXIT_ERROR;
+    if (rc != TP_EXIT_OK)
+        tp_cli_error("%s", tp_last_error());
+    else
+        fprintf(stderr, "graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind,
+                r->n_prompt, r->dot_s ? "; DOT written to " : "", r->dot_s ? r->dot_s : "",
+                r->json_s ? "; JSON written to " : "", r->json_s ? r->json_s : "");
+    tp_graph_destroy(g);
+    return rc;
+}
+
+static double mb(size_t bytes)
+{
+    return (double)bytes / 1e6;
+}
+
+static void plan_line(const char *title, const tp_plan_stats *s, const tp_alloc_options *o)
+{
+    fprintf(stderr, "%s: %s/%s, %zu nodes (%zu dead), %zu buffers, activations %zu B "
+            "(%.3f MB), peak held %zu B, naive %zu B\n", title,
+            tp_alloc_strategy_name(o->strategy), tp_alias_policy_name(o->aliasing), s->nodes,
+            s->dead_nodes, s->activation_buffers, s->activation_bytes, mb(s->activation_bytes),
+            s->peak_held_bytes, s->naive_bytes);
+}
+
+/* The summary, on stderr: the model, the tokens, speed, and memory. */
+static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t n_gen)
+{
+    const tp_model_config *c = &r->cfg;
+    tp_session_stats st = tp_session_get_stats(s);
+    size_t by_type[TP_TYPE_ID_LIMIT] = {0}, total = 0;
+    (void)tp_gguf_model_weight_bytes(r->g, by_type, &total);
+    fprintf(stderr, "\nmodel %s (%s): %d layers, n_embd %d, %d heads (%d KV), vocab %d; "
+            "%d kernel threads\n", c->name, c->arch == TP_ARCH_LLAMA ? "llama" : "qwen2",
+            c->n_layer, c->n_embd, c->n_head, c->n_head_kv, c->vocab, tp_kernels_threads());
+    fprintf(stderr, "weights: %zu bytes as stored (%.1f MB):", total, mb(total));
+    for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
+        if (by_type[t])
+            fprintf(stderr, " %s %zu", tp_type_name(t), by_type[t]);
+    fprintf(stderr, "\nprompt (%zu tokens):", r->n_prompt);
+    for (size_t i = 0; i < r->n_prompt && i < 32; i++)
+        fprintf(stderr, " %d", r->prompt[i]);
+    fprintf(stderr, "%s\n", r->n_prompt > 32 ? " ..." : "");
+    fprintf(stderr, "generated (%zu tokens):", n_gen);
+    for (size_t i = 0; i < n_gen; i++)
+        fprintf(stderr, " %d", out[i]);
+    fprintf(stderr, "\n");
+    if (r->stopped_eog)
+        fprintf(stderr, "stopped: end-of-generation token %d\n", out[n_gen - 1]);
+    if (r->sp.temperature > 0.0f)
+        fprintf(stderr, "sampling: temperature %g, top-k %d, top-p %g, seed %llu\n",
+                (double)r->sp.temperature, r->sp.top_k, (double)r->sp.top_p,
+                (unsigned long long)r->sp.seed);
+    else
+        fprintf(stderr, "sampling: greedy\n");
+    fprintf(stderr, "prefill: %zu tokens in %.3f s (%.2f tokens/s)\n", st.prefill_tokens,
+            st.prefill_seconds,
+            st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0);
+    fprintf(stderr, "decode: %zu tokens in %.3f s (%.2f tokens/s)\n", st.decode_tokens,
+            st.decode_seconds,
+            st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0);
+    size_t kv_bytes = 0;
+    tp_allocator *alloc = tp_session_allocator(s);
+    for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
+        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+    fprintf(stderr, "KV cache: n_ctx %zu, %zu bytes (%.1f MB); queued layers %d of %d\n",
+            tp_session_n_ctx(s), kv_bytes, mb(kv_bytes), r->o.queued_layers, c->n_layer);
+    if (st.prefill_tokens)
+        plan_line("prefill plan", &st.prefill_plan, &r->o.alloc);
+    if (st.decode_tokens)
+        plan_line("decode plan", st.decode_plan.nodes ? &st.decode_plan : &st.prefill_plan,
+                  &r->o.alloc);
+    if (r->dump_s)
+        fprintf(stderr, "dump: logits and KV regions written to %s\n", r->dump_s);
+    if (r->trace_s)
+        fprintf(stderr, "trace: written to %s\n", r->trace_s);
+}
+
+/* Sampler, session, generation, dumps and the report. Returns a TP_EXIT_ code. */
+static int grun_generate(grun *r)
+{
+    int rc = TP_EXIT_ERROR;
+    tp_sampler *smp = NULL;
+    tp_session *s = NULL;
+    tp_trace *trace = NULL;
+    size_t n_gen = 0;
+    int32_t *out = calloc(r->max_new ? r->max_new : 1, sizeof *out);
+    if (!out) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    if (r->trace_s && tp_trace_open(r->trace_s, &trace) != TP_OK)
+        goto fail;
+    if (r->dump_s && mkdir(r->dump_s, 0777) != 0 && errno != EEXIST) {
+        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", r->dump_s,
+                     strerror(errno));
+        goto done;
+    }
+    if (tp_sampler_create(&r->sp, (size_t)r->cfg.vocab, &smp) != TP_OK)
+        goto fail;
+    r->o.exec.trace = trace;
+    if (tp_session_create(&r->cfg, r->w, &r->o, &s) != TP_OK)
+        goto fail;
+    tp_generate_options go = {smp, on_token, r};
+    if (tp_session_generate_with(s, r->prompt, r->n_prompt, r->max_new, &go, out, &n_gen,
+                                 NULL) != TP_OK)
+        goto fail;
+    printf("\n");
+    fflush(stdout);
+    if (r->dump_s && tp_session_dump(s, r->dump_s) != TP_OK)
+        goto fail;
+    if (trace && tp_trace_close(trace) != TP_OK) {
+        trace = NULL;
+        goto fail;
+    }
+    trace = NULL;
+    grun_report(r, s, out, n_gen);
+    rc = TP_EXIT_OK;
+    goto done;
+fail:
+    tp_cli_error("%s", tp_last_error());
+    rc = TP_EXIT_ERROR;
+done:
+    if (trace)
+        (void)tp_trace_close(trace);
+    tp_session_destroy(s);
+    tp_sampler_destroy(smp);
+    free(out);
+    return rc;
+}
+
+int tp_run_gguf(int argc, char **argv)
+{
+    grun r;
+    memset(&r, 0, sizeof r);
+    if (grun_flags(argc, argv, &r) != 0 || grun_values(&r) != 0)
+        return TP_EXIT_USAGE;
+    int rc = grun_load(&r);
+    if (rc == TP_EXIT_OK)
+        rc = grun_prompt(&r);
+    if (rc == TP_EXIT_OK)
+        rc = r.dot_s || r.json_s ? grun_dump_graph(&r) : grun_generate(&r);
+    free(r.piece);
+    free(r.prompt);
+    tp_weights_destroy(r.w);
+    tp_tokenizer_destroy(r.tok);
+    tp_gguf_close(r.g);
+    return rc;
+}

@@ -1,0 +1,202 @@
+/* tensorplan tokenize / detokenize: a GGUF file's tokenizer (docs/tokenizer.md) on text or
+ * token ids. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_gguf.h"
+
+void tp_help_tokenize(FILE *out)
+{
+    fprintf(out,
+        "usage: tensorplan tokenize FILE.gguf TEXT [--pieces] [--no-special]\n"
+        "                           [--no-parse-special]\n"
+        "\n"
+        "Tokenizes TEXT (\"-\": all of standard input) with the vocabulary of the GGUF file's\n"
+        "tokenizer.ggml.* keys, as llama.cpp does (docs/tokenizer.md), and prints the ids on\n"
+        "one line separated by spaces. The weights are not read.\n"
+        "\n"
+        "options:\n"
+        "  --pieces            one line per token instead: ID -> 'PIECE' (the bytes it\n"
+        "                      stands for; control tokens show their text)\n"
+        "  --no-special        do not add bos/eos (by default they are added as the\n"
+        "                      vocabulary's add_bos/add_eos say)\n"
+        "  --no-parse-special  control tokens written in the text are text, not tokens\n"
+        "  --                  what follows is TEXT even if it starts with '-'\n"
+        "  -h, --help          this text\n"
+        "\n"
+        "exit codes: 0 done, 1 the file cannot be read, 2 bad command line,\n"
+        "            3 the file or its vocabulary is refused (or the text has a byte the\n"
+        "            vocabulary cannot encode)\n"
+        "\n"
+        "example:\n"
+        "  tensorplan tokenize qwen2.5-0.5b-instruct-q8_0.gguf 'Hello world'\n");
+}
+
+void tp_help_detokenize(FILE *out)
+{
+    fprintf(out,
+        "usage: tensorplan detokenize FILE.gguf IDS [--special]\n"
+        "\n"
+        "Turns token ids (separated by commas and/or spaces; \"-\": read from standard\n"
+        "input) back into text with the GGUF file's vocabulary (docs/tokenizer.md) and\n"
+        "prints it followed by a newline.\n"
+        "\n"
+        "options:\n"
+        "  --special   control tokens give their text instead of nothing\n"
+        "  -h, --help  this text\n"
+        "\n"
+        "exit codes: 0 done, 1 the file cannot be read, 2 bad command line (also an id not\n"
+        "            below the vocabulary size), 3 the file or its vocabulary is refused\n"
+        "\n"
+        "example:\n"
+        "  tensorplan detokenize qwen2.5-0.5b-instruct-q8_0.gguf '9707 1879'\n");
+}
+
+typedef struct tok_args {
+    const char *file, *text;
+    int pieces, no_special, no_parse_special, special;
+} tok_args;
+
+/* FILE and TEXT (or IDS) positionals and the boolean flags of the command into *a.
+ * Returns 0 or -1 after a message. */
+static int parse_args(int argc, char **argv, tok_args *a, const char *what)
+{
+    int rest = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!rest && strcmp(arg, "--") == 0) {
+            rest = 1;
+            continue;
+        }
+        int *flag = NULL;
+        if (!rest && strcmp(argv[0], "tokenize") == 0) {
+            if (strcmp(arg, "--pieces") == 0)
+                flag = &a->pieces;
+            else if (strcmp(arg, "--no-special") == 0)
+                flag = &a->no_special;
+            else if (strcmp(arg, "--no-parse-special") == 0)
+                flag = &a->no_parse_special;
+        } else if (!rest && strcmp(arg, "--special") == 0) {
+            flag = &a->special;
+        }
+        if (flag) {
+            *flag = 1;
+            continue;
+        }
+        if (rest && a->file && !a->text) {
+            a->text = arg;
+            continue;
+        }
+        if (tp_cli_take_positional(argv[0], arg, a->file ? &a->text : &a->file,
+                                   a->file ? what : "FILE.gguf") != 0)
+            return -1;
+    }
+    if (!a->file || !a->text) {
+        tp_cli_error("expected FILE.gguf and %s (try 'tensorplan help %s')", what, argv[0]);
+        return -1;
+    }
+    return 0;
+}
+
+static int print_ids(const tp_tokenizer *tok, const int32_t *ids, size_t n, int pieces)
+{
+    char *buf = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!pieces) {
+            printf(i ? " %d" : "%d", ids[i]);
+            continue;
+        }
+        size_t len = 0;
+        if (tp_tokenizer_piece(tok, ids[i], 1, NULL, 0, &len) != TP_OK)
+            goto fail;
+        char *grown = realloc(buf, len + 1);
+        if (!grown)
+            goto fail;
+        buf = grown;
+        if (tp_tokenizer_piece(tok, ids[i], 1, buf, len + 1, &len) != TP_OK)
+            goto fail;
+        printf("%d -> '", ids[i]);
+        fwrite(buf, 1, len, stdout);
+        printf("'\n");
+    }
+    if (!pieces)
+        printf("\n");
+    free(buf);
+    return TP_EXIT_OK;
+fail:
+    tp_cli_error("%s", tp_last_error());
+    free(buf);
+    return TP_EXIT_ERROR;
+}
+
+int tp_cmd_tokenize(int argc, char **argv)
+{
+    tok_args a;
+    memset(&a, 0, sizeof a);
+    if (parse_args(argc, argv, &a, "TEXT") != 0)
+        return TP_EXIT_USAGE;
+    tp_gguf *g = NULL;
+    tp_tokenizer *tok = NULL;
+    int rc = tp_cli_open_tokenizer(a.file, &g, &tok);
+    if (rc != TP_EXIT_OK)
+        return rc;
+    char *text = NULL;
+    size_t len = 0;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    rc = tp_cli_read_text(a.text, &text, &len);
+    if (rc == TP_EXIT_OK) {
+        tp_status st = tp_tokenizer_encode(tok, text, len, !a.no_special, !a.no_parse_special,
+                                           &ids, &n);
+        if (st != TP_OK) {
+            tp_cli_error("%s: %s", a.file, tp_last_error());
+            rc = tp_cli_exit_for(st);
+        } else {
+            rc = print_ids(tok, ids, n, a.pieces);
+        }
+    }
+    free(ids);
+    free(text);
+    tp_tokenizer_destroy(tok);
+    tp_gguf_close(g);
+    return rc;
+}
+
+int tp_cmd_detokenize(int argc, char **argv)
+{
+    tok_args a;
+    memset(&a, 0, sizeof a);
+    if (parse_args(argc, argv, &a, "IDS") != 0)
+        return TP_EXIT_USAGE;
+    tp_gguf *g = NULL;
+    tp_tokenizer *tok = NULL;
+    int rc = tp_cli_open_tokenizer(a.file, &g, &tok);
+    if (rc != TP_EXIT_OK)
+        return rc;
+    char *list = NULL, *text = NULL;
+    size_t len = 0;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    rc = tp_cli_read_text(a.text, &list, &len);
+    if (rc == TP_EXIT_OK &&
+        tp_cli_parse_ids("IDS", list, tp_tokenizer_n_vocab(tok), &ids, &n) != 0)
+        rc = TP_EXIT_USAGE;
+    if (rc == TP_EXIT_OK) {
+        tp_status st = tp_tokenizer_decode(tok, ids, n, 0, a.special, &text, &len);
+        if (st != TP_OK) {
+            tp_cli_error("%s", tp_last_error());
+            rc = tp_cli_exit_for(st);
+        } else {
+            fwrite(text, 1, len, stdout);
+            printf("\n");
+        }
+    }
+    free(text);
+    free(ids);
+    free(list);
+    tp_tokenizer_destroy(tok);
+    tp_gguf_close(g);
+    return rc;
+}
