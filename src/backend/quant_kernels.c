@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/dot_internal.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
@@ -14,93 +15,6 @@
 #define TP_QUANT_MAX_THREADS 64
 #define TP_QUANT_TOKEN_BLOCK 64
 
-static inline float lanes_sum(const float a[8])
-{
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-#if defined(__GNUC__)
-typedef float qv4f __attribute__((vector_size(16)));
-
-static inline qv4f load4(const float *p)
-{
-    qv4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline float vsum(qv4f lo, qv4f hi)
-{
-    float a[8];
-    memcpy(a, &lo, sizeof lo);
-    memcpy(a + 4, &hi, sizeof hi);
-    return lanes_sum(a);
-}
-
-static float dot1(const float *restrict w, const float *restrict x, size_t n)
-{
-    qv4f lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        lo += load4(w + i) * load4(x + i);
-        hi += load4(w + i + 4) * load4(x + i + 4);
-    }
-    float s = vsum(lo, hi);
-    for (; i < n; i++)
-        s += w[i] * x[i];
-    return s;
-}
-
-/* Four dot products with one row of w, each in exactly dot1's order. */
-static void dot4(const float *restrict w, const float *const x[4], size_t n, float out[4])
-{
-    const float *restrict x0 = x[0], *restrict x1 = x[1], *restrict x2 = x[2],
-                          *restrict x3 = x[3];
-    qv4f l0 = {0, 0, 0, 0}, h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        qv4f wl = load4(w + i), wh = load4(w + i + 4);
-        l0 += wl * load4(x0 + i);
-        h0 += wh * load4(x0 + i + 4);
-        l1 += wl * load4(x1 + i);
-        h1 += wh * load4(x1 + i + 4);
-        l2 += wl * load4(x2 + i);
-        h2 += wh * load4(x2 + i + 4);
-        l3 += wl * load4(x3 + i);
-        h3 += wh * load4(x3 + i + 4);
-    }
-    float s0 = vsum(l0, h0), s1 = vsum(l1, h1), s2 = vsum(l2, h2), s3 = vsum(l3, h3);
-    for (; i < n; i++) {
-        s0 += w[i] * x0[i];
-        s1 += w[i] * x1[i];
-        s2 += w[i] * x2[i];
-        s3 += w[i] * x3[i];
-    }
-    out[0] = s0;
-    out[1] = s1;
-    out[2] = s2;
-    out[3] = s3;
-}
-#else
-static float dot1(const float *restrict w, const float *restrict x, size_t n)
-{
-    float a[8] = {0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            a[l] += w[i + l] * x[i + l];
-    float s = lanes_sum(a);
-    for (; i < n; i++)
-        s += w[i] * x[i];
-    return s;
-}
-
-static void dot4(const float *restrict w, const float *const x[4], size_t n, float out[4])
-{
-    for (int k = 0; k < 4; k++)
-        out[k] = dot1(w, x[k], n);
-}
-#endif
 
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
@@ -136,10 +50,9 @@ static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
                 c->deq(src, scratch, c->n_blocks);
             size_t t = t0;
             for (; t + 4 <= t1; t += 4) {
-                const float *xs[4] = {c->x + t * n_in, c->x + (t + 1) * n_in,
-                                      c->x + (t + 2) * n_in, c->x + (t + 3) * n_in};
+                const float *x0 = c->x + t * n_in;
                 float s[4];
-                dot4(w, xs, n_in, s);
+                dot4(w, x0, x0 + n_in, x0 + 2 * n_in, x0 + 3 * n_in, n_in, s);
                 for (size_t k = 0; k < 4; k++)
                     c->y[(t + k) * n_out + r] = c->b ? s[k] + c->b[r] : s[k];
             }
