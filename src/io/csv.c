@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "io/output_file.h"
 #include "common/grow.h"
 #include "io/csv_internal.h"
 
@@ -643,46 +644,21 @@ tp_status tp_csv_write_solution_stream(FILE *out, const tp_csv_table *table, con
     return TP_OK;
 }
 
+typedef struct solution_out {
+    const tp_csv_table *table;
+    const size_t *offsets;
+} solution_out;
+
+static tp_status write_solution(FILE *f, void *ctx)
+{
+    const solution_out *o = ctx;
+    return tp_csv_write_solution_stream(f, o->table, o->offsets);
+}
+
 tp_status tp_csv_write_solution(const char *path, const tp_csv_table *table, const size_t *offsets)
 {
     if (!path)
         return tp_fail(TP_ERR_INVALID, "tp_csv_write_solution: NULL path");
-    size_t n = strlen(path);
-    char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        tp_status st = tp_fail(TP_ERR_IO, "%s: cannot create a temporary file next to it: %s",
-                               path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        tp_status st = tp_fail(TP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    /* mkstemp creates the file private (0600); a solution is an ordinary output file. */
-    (void)fchmod(fd, 0644);
-    tp_status st = tp_csv_write_solution_stream(f, table, offsets);
-    int saved = errno;
-    if (fclose(f) != 0 && st == TP_OK) {
-        saved = errno;
-        st = TP_ERR_IO;
-    }
-    if (st == TP_ERR_IO)
-        st = tp_fail(TP_ERR_IO, "%s: cannot write: %s", path, strerror(saved));
-    if (st == TP_OK && rename(tmp, path) != 0)
-        st = tp_fail(TP_ERR_IO, "%s: cannot rename the temporary file onto it: %s", path,
-                     strerror(errno));
-    if (st != TP_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
+    solution_out o = {table, offsets};
+    return tp_output_file(path, write_solution, &o);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "io/output_file.h"
 #include "common/grow.h"
 #include "io/gguf_internal.h"
 
@@ -336,33 +337,21 @@ tp_status tp_gguf_writer_to_memory(const tp_gguf_writer *w, void **out, size_t *
     return TP_OK;
 }
 
+typedef struct gguf_out {
+    const tp_gguf_writer *w;
+    const char *path;
+} gguf_out;
+
+static tp_status write_gguf(FILE *f, void *ctx)
+{
+    const gguf_out *o = ctx;
+    return emit(o->w, f, o->path);
+}
+
 tp_status tp_gguf_writer_write(const tp_gguf_writer *w, const char *path)
 {
-    const size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    const int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        const tp_status st = tp_fail(TP_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            remove(tmp);
-        }
-        free(tmp);
-        return st;
-    }
-    (void)fchmod(fd, 0644); /* mkstemp makes it private; a model file is an ordinary output */
-    tp_status st = emit(w, f, path);
-    if (fclose(f) != 0 && st == TP_OK)
-        st = tp_fail(TP_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    if (st == TP_OK && rename(tmp, path) != 0)
-        st = tp_fail(TP_ERR_IO, "%s: cannot rename the temporary file: %s", path,
-                     strerror(errno));
-    if (st != TP_OK)
-        remove(tmp);
-    free(tmp);
-    return st;
+    if (!w || !path)
+        return tp_fail(TP_ERR_INVALID, "tp_gguf_writer_write: NULL argument");
+    gguf_out o = {w, path};
+    return tp_output_file(path, write_gguf, &o);
 }

@@ -1,4 +1,5 @@
 #include "io/graph_text.h"
+#include "io/output_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -92,17 +93,14 @@ tp_status tp_gtext_finish(tp_gtext *t, char **out)
     return TP_OK;
 }
 
+static tp_status write_text(FILE *f, void *ctx)
+{
+    const char *text = ctx;
+    size_t n = strlen(text);
+    return fwrite(text, 1, n, f) == n ? TP_OK : TP_ERR_IO;
+}
+
 tp_status tp_gtext_write_file(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return tp_fail(TP_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        remove(path);
-        return tp_fail(TP_ERR_IO, "%s: write failed", path);
-    }
-    return TP_OK;
+    return tp_output_file(path, write_text, (void *)text);
 }

@@ -20,7 +20,8 @@ void tp_gtext_json_string(tp_gtext *t, const char *s);
 void tp_gtext_float(tp_gtext *t, float f);
 /* Hands the text to *out (NUL-terminated), or fails with TP_ERR_NOMEM and frees it. */
 tp_status tp_gtext_finish(tp_gtext *t, char **out);
-/* Writes text to path in one go; a failed write removes the partial file. */
+/* Writes text to path in one go, through tp_output_file (io/output_file.h): a failure leaves
+ * no partial file, and a device or FIFO is written in place. */
 tp_status tp_gtext_write_file(const char *path, const char *text);
 
 #endif

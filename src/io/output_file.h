@@ -1,0 +1,22 @@
+/* Internal to the io layer: how every writer puts a file in place.
+ *
+ * An output path that is a regular file, or does not exist yet, is written to a temporary
+ * file beside it and renamed onto it at the end, so a failed write leaves the old file (or
+ * nothing) and never a partial one. A path that exists and is anything else -- /dev/null, a
+ * FIFO, a terminal, /dev/stdout -- is opened and written directly: renaming onto it or
+ * removing it after a failure would replace or delete the device itself (as root, a solution
+ * written to /dev/null once turned /dev/null into a regular file). */
+#ifndef TP_IO_OUTPUT_FILE_H
+#define TP_IO_OUTPUT_FILE_H
+
+#include <stdio.h>
+
+#include "tensorplan/status.h"
+
+/* Writes the whole output to f; a status other than TP_OK aborts the file. A TP_ERR_IO
+ * without a message of its own is reported as "PATH: cannot write: <errno text>". */
+typedef tp_status (*tp_output_fn)(FILE *f, void *ctx);
+
+tp_status tp_output_file(const char *path, tp_output_fn write, void *ctx);
+
+#endif
