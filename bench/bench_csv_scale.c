@@ -13,7 +13,6 @@
 
 #include "common/clock.h"
 #include "planner/planner_internal.h"
-#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 

@@ -18,7 +18,6 @@
 
 #include "planner/planner_internal.h"
 #include "support/offsets_simple.h"
-#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 

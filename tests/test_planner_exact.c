@@ -12,10 +12,10 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "planner/planner_internal.h"
 #include "support/offsets_oracle.h"
 #include "support/xorshift.h"
 #include "common/clock.h"
-#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
 

@@ -16,7 +16,6 @@
 
 #include "planner/planner_internal.h"
 #include "support/offsets_simple.h"
-#include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
 
 /* The seed's xorshift64*; each test sets rng.state to its own starting value. */

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "planner/planner_perf.h"
+#include "planner/planner_internal.h"
 #include "support/xorshift.h"
 #include "tensorplan/planner.h"
 

@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
+#include "planner/planner_internal.h"
 #include "support/offsets_oracle.h"
 #include "support/place_reference.h"
 #include "support/xorshift.h"
 
-#include "planner/planner_perf.h"
 #include "tensorplan/planner.h"
 
 static tpt_rng rng;

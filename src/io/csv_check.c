@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/planner_internal.h"
 #include "common/error.h"
-#include "planner/planner_perf.h"
 #include "tensorplan/csv.h"
 
 typedef struct span {
@@ -211,7 +211,7 @@ static void check_alignment(const tp_csv_table *pb, const tp_csv_table *sol, con
 }
 
 /* With gaps: MiniMalloc's rule on every pair of rows whose lifetimes intersect, in order of
- * the later row's start (planner/planner_perf.h, tp_general_compatible). */
+ * the later row's start (planner/planner_internal.h, tp_general_compatible). */
 static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *sol,
                                     const size_t *map, tp_csv_check *r)
 {

@@ -1,5 +1,4 @@
 #include "planner/planner_internal.h"
-#include "planner/planner_perf.h"
 
 tp_status tp_plan_offsets(const tp_tensor_lifetime *tensors, size_t count,
                           size_t *offsets, size_t *arena_size)

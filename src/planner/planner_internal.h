@@ -1,8 +1,230 @@
-/* Internal to the planner: pieces shared between the offset planners and the sweep. */
+/* Internal to the planner, its one private header: argument checks, lifetime ranks, the greedy
+ * passes (interval tree, address-ordered scan, general), the portfolio, the exact search and
+ * the bounded-memory transitive reduction. Tests and benchmarks reach the pieces through it. */
 #ifndef TP_PLANNER_INTERNAL_H
 #define TP_PLANNER_INTERNAL_H
 
 #include "tensorplan/planner.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a greedy pass chooses among the free gaps that fit. */
+typedef enum tp_gap_rule {
+    TP_GAP_BEST_FIT = 0, /* docs/planner.md: smallest fitting gap, lowest on a tie */
+    TP_GAP_FIRST_FIT     /* lowest fitting gap                                          */
+} tp_gap_rule;
+
+/* Progress of one greedy pass: tick is called from the thread running the pass. */
+typedef struct tp_greedy_ticker {
+    void (*tick)(size_t placed, size_t to_place, void *user); /* about every 0.1 s */
+    void *user;
+} tp_greedy_ticker;
+
+/* Places the tensors named by order[0..n_order) in that order, each into a free gap of the
+ * address space left by already placed tensors whose lifetimes intersect its own, or on top of
+ * the last such block when no gap fits (the rule of docs/planner.md, with every offset
+ * rounded up to a multiple of alignment). Tensors not named in order keep offsets[i] = 0 and
+ * are not considered placed (order must name only tensors of non-zero size, each once). Near
+ * O(n log n) when lifetimes are local: placed tensors live in a segment tree over time whose
+ * nodes keep coalesced address blocks (tp_tree_place). When many tensors are live at once and
+ * the processor has AVX2 or AVX-512, an address-ordered scan is faster (tp_scan_place); the
+ * offsets are the same. Lifetimes must already be checked. ticker may be NULL; otherwise its
+ * tick is called from this thread about every 0.1 s of the pass. */
+tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, size_t alignment, tp_gap_rule rule,
+                          const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
+
+/* The greedy pass of tp_greedy_place with the interval tree over time (greedy_tree.c), whatever
+ * the lifetimes. */
+tp_status tp_tree_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                        size_t n_order, size_t alignment, tp_gap_rule rule,
+                        const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
+
+/* The orders a greedy pass can take (the portfolio's), each a list of sort keys with the
+ * input order breaking ties. */
+typedef enum tp_order_kind {
+    TP_ORDER_SIZE = 0, /* decreasing size: the seed's order (tp_plan_offsets)    */
+    TP_ORDER_AREA,     /* decreasing size x lifetime length                     */
+    TP_ORDER_LENGTH,   /* decreasing lifetime length, then decreasing size       */
+    TP_ORDER_START,    /* increasing first use, then decreasing size             */
+    TP_ORDER_END,      /* decreasing last use, then decreasing size              */
+} tp_order_kind;
+
+typedef struct tp_order_key {
+    size_t k1, k2, index;
+} tp_order_key;
+
+/* order[] receives the tensors of non-zero size in the given order; returns their number.
+ * keys is scratch with room for count entries. */
+size_t tp_greedy_order(const tp_tensor_lifetime *t, size_t count, tp_order_kind kind,
+                       tp_order_key *keys, size_t *order);
+
+/* tp_greedy_place on a given number of threads (0: as it chooses). The portfolio, which runs
+ * several passes at once, asks for one each. */
+tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t count,
+                                  const size_t *order, size_t n_order, size_t alignment,
+                                  tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                                  unsigned threads, size_t *offsets, size_t *arena_size);
+
+/* The greedy pass of tp_greedy_place by a scan of every placed tensor in address order for
+ * every placement (greedy_scan.c): the same offsets, O(n^2) but at about 0.1 ns per tensor and
+ * processor, which beats the interval tree when lifetimes are long. `threads` threads share the
+ * scans (0: tp_scan_default_threads). Declines (*declined = 1, nothing placed, TP_OK) when an
+ * address would reach 4 GiB - alignment, when alignment is not a power of two up to
+ * TP_SCAN_MAX_ALIGN, or with 2^32 - 1 tensors or more; tp_greedy_place then uses the tree. */
+typedef enum tp_scan_kernel {
+    TP_SCAN_AUTO = 0, /* the best the processor has (tp_scan_level)                   */
+    TP_SCAN_GENERIC,  /* the portable code as compiled for the target (tests)         */
+    TP_SCAN_AVX2      /* the portable code compiled for AVX2, if the processor has it */
+} tp_scan_kernel;
+#define TP_SCAN_MAX_ALIGN ((size_t)1 << 16)
+#define TP_SCAN_THREADS_FROM 16384 /* fewer tensors: one thread */
+tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                        size_t n_order, size_t alignment, tp_gap_rule rule,
+                        const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
+                        size_t *offsets, size_t *arena_size, int *declined);
+/* 2: AVX-512, 1: AVX2, 0: neither (or not x86-64 with GCC). */
+int tp_scan_level(void);
+unsigned tp_scan_default_threads(size_t n_order);
+
+/* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
+ * `threads` threads, the calling one included. The plan must not depend on the thread count;
+ * tests compare several counts through this. *method receives the winning order's name. */
+tp_status tp_plan_portfolio_threads(const tp_tensor_lifetime *tensors, size_t count,
+                                    size_t alignment, unsigned threads, size_t *offsets,
+                                    size_t *arena_size, const char **method);
+
+/* tp_plan_offsets semantics (decreasing size, stable), through tp_greedy_place. */
+tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,
+                               size_t *offsets, size_t *arena_size);
+
+/* The refusals shared by both reductions: NULL arrays with edges, an edge against the
+ * topological numbering ("topological" in the message), a reachability matrix or edge scratch
+ * that cannot be addressed. *rows receives max to + 1; without edges also *reduced_count = 0,
+ * and there is nothing more to do. */
+tp_status tp_reduction_check(size_t node_count, const tp_edge *edges, size_t edge_count,
+                             const tp_edge *reduced, size_t *reduced_count, size_t *rows);
+
+/* Copies the edges into sorted, sorts them by (from, to) and collapses duplicates; returns how
+ * many remain. */
+size_t tp_reduction_sort_edges(const tp_edge *edges, size_t edge_count, tp_edge *sorted);
+
+/* The dense seed reduction (n^2/8 bytes), kept as the reference for the blocked one. */
+tp_status tp_transitive_reduction_dense(size_t node_count, const tp_edge *edges,
+                                        size_t edge_count, tp_edge *reduced,
+                                        size_t *reduced_count);
+
+/* The reduction with successors visited in ascending order and a successor's row folded only
+ * when its edge is kept. Rows exist only for nodes still to be read, and hold one block of
+ * columns at a time, as wide as memory_budget bytes (at most 32 MiB, to stay in cache) allow
+ * for the rows live at once, and at least 64 columns; so memory stays below memory_budget
+ * whatever node_count is (beyond one 64-column block). Output identical to the dense one. */
+tp_status tp_transitive_reduction_budget(size_t node_count, const tp_edge *edges,
+                                         size_t edge_count, tp_edge *reduced,
+                                         size_t *reduced_count, size_t memory_budget);
+
+/* What a blocked reduction did: the most rows live at once (each one slot of `columns` bits),
+ * the columns per block, and the passes over the graph (one per block). */
+typedef struct tp_reduction_stats {
+    size_t live_rows;
+    size_t columns;
+    size_t passes;
+} tp_reduction_stats;
+
+/* tp_transitive_reduction_budget, and *stats (may be NULL) says how it went. */
+tp_status tp_transitive_reduction_stats(size_t node_count, const tp_edge *edges,
+                                        size_t edge_count, tp_edge *reduced,
+                                        size_t *reduced_count, size_t memory_budget,
+                                        tp_reduction_stats *stats);
+
+/* Default memory budget of tp_transitive_reduction: 1 GiB of reachability bits. */
+#define TP_REDUCTION_DEFAULT_BUDGET ((size_t)1 << 30)
+
+/* The exact search (exact.c). It looks for plans whose arena is at most params->limit;
+ * with minimise set, every plan found lowers the limit to its arena - 1 and the search goes on,
+ * so the last plan found is optimal when the search completes. */
+typedef struct tp_exact_params {
+    size_t alignment;           /* 0 or 1: none                                           */
+    const size_t *alignments;   /* NULL, or per tensor (0, 1: none), combined with it     */
+    size_t limit;               /* arena must be <= limit                                 */
+    int minimise;
+    double deadline;            /* CLOCK_MONOTONIC seconds; 0 = none                      */
+    unsigned long long node_limit; /* 0 = none; a deterministic budget (tests)          */
+    double start;               /* CLOCK_MONOTONIC seconds at the start of the whole call */
+    size_t lower_bound;         /* for progress reports and an early stop                 */
+    size_t known_best;          /* for progress reports: best arena known so far, 0 = none */
+    unsigned long long nodes_before; /* for progress reports: nodes of earlier searches  */
+    void (*progress)(const struct tp_plan_progress *p, void *user);
+    void *user;
+} tp_exact_params;
+
+typedef struct tp_exact_result {
+    int found;                  /* offsets hold a plan with arena <= the initial limit   */
+    size_t arena;
+    int complete;               /* the whole search space was explored                   */
+    int timed_out;
+    unsigned long long nodes;
+} tp_exact_result;
+
+/* offsets[count] receives the best plan found (untouched when none). Lifetimes checked. */
+tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
+                          const tp_exact_params *params, size_t *offsets,
+                          tp_exact_result *result);
+
+
+/* lcm(a, b) of two alignments >= 1, SIZE_MAX when it does not fit. */
+static inline size_t tp_lcm_size(size_t a, size_t b)
+{
+    size_t x = a, y = b;
+    while (y != 0) {
+        const size_t r = x % y;
+        x = y;
+        y = r;
+    }
+    const size_t q = a / x;
+    return q != 0 && b > SIZE_MAX / q ? SIZE_MAX : q * b;
+}
+
+/* ---- Per-tensor alignments and gaps (greedy_general.c, docs/planner.md "Alignment and gaps") */
+
+/* One piece of a tensor's lifetime: nodes [t0, t1] inclusive, during which it uses bytes
+ * [lo, hi) from its offset (active) or none (!active). */
+typedef struct tp_seg {
+    size_t t0, t1, lo, hi;
+    int active;
+} tp_seg;
+
+/* The checked per-tensor constraints of one call. */
+typedef struct tp_general {
+    size_t count;
+    size_t *align;      /* per tensor, >= 1: the call's alignment and the tensor's combined */
+    size_t *seg_start;  /* count + 1: tensor i's pieces are segs[seg_start[i] .. [i+1])     */
+    tp_seg *segs;
+    int has_gaps;
+} tp_general;
+
+/* Checks o's alignments and gaps against the tensors and builds g; TP_ERR_INVALID names the
+ * tensor (or gap) at fault, TP_ERR_OVERFLOW when an alignment does not fit. */
+tp_status tp_general_init(const tp_tensor_lifetime *t, size_t count, const tp_plan_options *o,
+                          size_t alignment, tp_general *g);
+void tp_general_free(tp_general *g);
+
+/* The most bytes in use at one node, counting each tensor's window there. */
+tp_status tp_general_peak(const tp_tensor_lifetime *t, const tp_general *g, size_t *peak);
+
+/* A greedy pass over order[0..n_order) under g's constraints: each tensor at the lowest
+ * offset (first fit) or in the smallest free range (best fit, lowest on a tie; the space
+ * above everything only when no bounded range admits it) that is a multiple of its alignment
+ * and clear of every placed tensor it conflicts with. O(n^2) in the worst case. */
+tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, const size_t *order,
+                           size_t n_order, tp_gap_rule rule, size_t *offsets, size_t *arena);
+
+/* Whether tensors i and j (non-zero sizes) may sit at offsets oi and oj under g. */
+int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,
+                          size_t j, size_t oj);
+
+/* ---- Argument checks and lifetime ranks (lifetimes.c, offsets.c) ---------------------- */
 
 /* Refuses first_use > last_use, naming the first offending tensor; also NULL with count > 0. */
 tp_status tp_check_lifetimes(const tp_tensor_lifetime *tensors, size_t count);
@@ -19,5 +241,26 @@ tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
  * ranges do. *n_ranks receives the number of distinct first uses. */
 tp_status tp_lifetime_ranks(const tp_tensor_lifetime *tensors, const size_t *order, size_t n,
                             size_t *lo, size_t *hi, size_t *n_ranks);
+
+/* ---- The portfolio (portfolio.c), run by the driver (driver.c) ------------------------- */
+
+/* The number of portfolio entries (orders with a gap rule); entry 0 is tp_plan_offsets'. */
+size_t tp_portfolio_size(void);
+/* Threads worth starting for a portfolio over count tensors, at most cap (0: no cap). */
+unsigned tp_portfolio_threads(size_t count, unsigned cap);
+/* Runs entries [0, n_entries) of the portfolio on up to `threads` threads (the calling one
+ * included) and leaves the best plan in offsets, its arena in *best (*have set). */
+tp_status tp_portfolio_run(const tp_tensor_lifetime *tensors, size_t count, size_t n_entries,
+                           size_t align, double deadline, unsigned threads,
+                           const tp_plan_options *o, double start, size_t peak, size_t *offsets,
+                           tp_plan_report *rep, size_t *best, int *have);
+/* The same entries with the general pass (per-tensor alignments or gaps), on one thread. */
+tp_status tp_portfolio_general(const tp_tensor_lifetime *tensors, size_t count,
+                               const tp_general *g, size_t n_entries, double deadline,
+                               size_t *offsets, size_t *trial, tp_plan_report *rep,
+                               size_t *best, int *have);
+/* Reports progress to o->progress, if any. */
+void tp_plan_call_progress(const tp_plan_options *o, int have, size_t best, size_t lb,
+                           double start, unsigned long long nodes);
 
 #endif

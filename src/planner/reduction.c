@@ -1,5 +1,4 @@
 #include "planner/planner_internal.h"
-#include "planner/planner_perf.h"
 
 #include "common/error.h"
 

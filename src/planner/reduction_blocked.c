@@ -16,8 +16,8 @@
  * soon after they are made: a few hundred rows are live at once however many nodes there are,
  * so the rows stay in cache and the columns fit in one block, where a row per node would spill
  * to memory at a few tens of thousands of nodes and, under a budget, need many passes. */
-#include "planner/planner_perf.h"
 
+#include "planner/planner_internal.h"
 #include "common/error.h"
 
 #include <stdint.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "planner/planner_perf.h"
+#include "planner/planner_internal.h"
 #include "tensorplan/planner.h"
 
 typedef struct ref_block {

@@ -1,7 +1,6 @@
 /* Per-tensor alignments and MiniMalloc's gaps (docs/planner.md, "Alignment and gaps"): the
  * checked constraints, the peak they imply, the conflict rule and a greedy pass under it. */
 #include "planner/planner_internal.h"
-#include "planner/planner_perf.h"
 
 #include "common/error.h"
 #include "common/grow.h"

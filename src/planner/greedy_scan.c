@@ -1,6 +1,6 @@
 /* The greedy of docs/planner.md ("Semantics") by scanning every placed tensor in address order.
  *
- * plan_fast.c keeps placed tensors in a segment tree over time, which is fast when few of them
+ * greedy_tree.c keeps placed tensors in a segment tree over time, which is fast when few of them
  * conflict with each new one. When lifetimes are long, a large share of all placed tensors
  * conflict with every new one, their union has hundreds of gaps, and the tree's answer is the
  * union of some thirty large sets: about 10 s for 1e5 tensors whose lifetimes reach half the
@@ -25,9 +25,8 @@
  *
  * Cost: every placement reads every placed tensor, O(n^2) for n tensors, at about 0.1 ns per
  * tensor on one core with AVX-512 (16 lanes of 32 bits). tp_greedy_place uses it only when
- * lifetimes are long (see plan_fast.c), and only for addresses below 4 GiB. */
+ * lifetimes are long (see greedy_tree.c), and only for addresses below 4 GiB. */
 #include "planner/planner_internal.h"
-#include "planner/planner_perf.h"
 
 #include "common/error.h"
 #include "common/clock.h"
@@ -298,7 +297,7 @@ static int reserve_records(worker *w)
     return 1;
 }
 
-/* The portable scan (plan_scan_generic.h), compiled once for the target and, on x86-64, again
+/* The portable scan (greedy_scan_generic.h), compiled once for the target and, on x86-64, again
  * for AVX2; the processor picks at run time. */
 #define KERNEL(name) name##_default
 #define KERNEL_TARGET
@@ -306,7 +305,7 @@ static int reserve_records(worker *w)
 #if X86_KERNELS
 #define KERNEL_ANY(v) (_mm_movemask_epi8((__m128i)(v)) != 0) /* SSE2, in every x86-64 */
 #endif
-#include "planner/plan_scan_generic.h"
+#include "planner/greedy_scan_generic.h"
 #undef KERNEL
 #undef KERNEL_TARGET
 #undef KERNEL_LANES
@@ -316,7 +315,7 @@ static int reserve_records(worker *w)
 #define KERNEL_TARGET __attribute__((target("avx2")))
 #define KERNEL_LANES 8
 #define KERNEL_ANY(v) (!_mm256_testz_si256((__m256i)(v), (__m256i)(v)))
-#include "planner/plan_scan_generic.h"
+#include "planner/greedy_scan_generic.h"
 #undef KERNEL
 #undef KERNEL_TARGET
 #undef KERNEL_LANES

@@ -1,4 +1,4 @@
-/* The portable scan of plan_scan.c, included there once per instruction set: KERNEL(name) names
+/* The portable scan of greedy_scan.c, included there once per instruction set: KERNEL(name) names
  * the copy, KERNEL_TARGET is its target attribute and KERNEL_LANES the width of the target's
  * vectors in 32-bit lanes (4 for SSE2, 8 for AVX2), a divisor of LANES. A row of 16 lanes is
  * processed as LANES / KERNEL_LANES vectors of the target's own width: wider GCC vectors are

@@ -20,8 +20,8 @@
  *   perturb the orders; the budgets grow without bound, so the search stays complete.
  * - Minimising is a sequence of decisions, each limit one below the last arena found, until
  *   one completes without a plan or the limit falls below the lower bound. */
-#include "planner/planner_perf.h"
 
+#include "planner/planner_internal.h"
 #include "common/error.h"
 #include "common/clock.h"
 #include "common/grow.h"

@@ -19,7 +19,6 @@
  * same offsets. With long lifetimes the union has hundreds of blocks but only a few gaps long
  * enough for the (decreasing) size, so after the most covering sets each further set costs a
  * few searches instead of a walk over all of its blocks. */
-#include "planner/planner_perf.h"
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
@@ -59,7 +58,7 @@ static size_t round_up(size_t x, size_t a, int *overflow)
     return x + (a - r);
 }
 
-/* Everything that holds addresses is compiled twice (plan_fast_generic.h, included below
+/* Everything that holds addresses is compiled twice (greedy_tree_generic.h, included below
  * once per width): with 32-bit addresses, tried first, and with size_t ones. While the arena stays below 4 GiB the
  * sets and candidate ranges take half the memory, and the run is bound by that memory
  * traffic (the insertions' memmoves and the cache misses of ~20 sets per query). A placement
@@ -69,7 +68,7 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 #define POS uint32_t
 #define POS_MAX UINT32_MAX
 #define W(name) name##_32
-#include "planner/plan_fast_generic.h"
+#include "planner/greedy_tree_generic.h"
 #undef POS
 #undef POS_MAX
 #undef W
@@ -78,12 +77,12 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 #define POS size_t
 #define POS_MAX SIZE_MAX
 #define W(name) name##_64
-#include "planner/plan_fast_generic.h"
+#include "planner/greedy_tree_generic.h"
 #undef POS
 #undef POS_MAX
 #undef W
 
-/* Whether the address-ordered scan of plan_scan.c should be faster than the tree here. Both
+/* Whether the address-ordered scan of greedy_scan.c should be faster than the tree here. Both
  * give the same offsets, so this only decides speed. A model fitted to measurements on random
  * lifetimes (2 cores), in microseconds per placement: the scan with AVX-512 about
  * 1.5 + 0.14e-3 n on one thread (0.08e-3 n on two from 65,536 tensors), with AVX2 about

@@ -1,4 +1,4 @@
-/* The part of plan_fast.c compiled once per address width: plan_fast.c includes it twice,
+/* The part of greedy_tree.c compiled once per address width: greedy_tree.c includes it twice,
  * with POS the address type (uint32_t, then size_t), POS_MAX its largest value, W(name) the
  * name of this width's copy and PLAN_FAST_WIDTH 32 or 64. No include guard on purpose. */
 #define span W(span)
