@@ -9,10 +9,11 @@
 
 #include "common/cpu_count.h"
 #include "backend/dot_internal.h"
+#include "backend/parallel.h"
 #include "common/error.h"
 #include "tensorplan/graph.h"
 
-#define TP_KERNEL_MAX_THREADS 64
+#define TP_KERNEL_MAX_THREADS TP_PARALLEL_MAX_THREADS
 
 static int g_threads; /* 0 = not chosen yet: the online CPU count */
 static int online_cpus(void)
@@ -51,62 +52,6 @@ void tp_kernel_put_u32(float *data, size_t i, uint32_t value)
 {
     memcpy(&data[i], &value, sizeof value);
 }
-
-/* ---- a parallel for over [0, n): chunk k of T goes to one thread ---------------------- */
-
-typedef void (*range_fn)(void *ctx, size_t begin, size_t end, int worker);
-
-typedef struct range_job {
-    range_fn fn;
-    void *ctx;
-    size_t begin, end;
-    int worker;
-} range_job;
-
-static void *range_thread(void *arg)
-{
-    range_job *job = arg;
-    job->fn(job->ctx, job->begin, job->end, job->worker);
-    return NULL;
-}
-
-/* Threads are created per call: kernel calls are few (hundreds per token) and large, so
- * the creation cost is noise next to the work, and nothing stays running between calls.
- * Results never depend on how [0, n) is split, so when a thread cannot be created its
- * chunk simply runs on the calling thread. */
-static void parallel_for(size_t n, int n_threads, range_fn fn, void *ctx)
-{
-    if (n == 0)
-        return;
-    size_t t = (size_t)n_threads;
-    if (t > n)
-        t = n;
-    if (t <= 1) {
-        fn(ctx, 0, n, 0);
-        return;
-    }
-    range_job jobs[TP_KERNEL_MAX_THREADS];
-    pthread_t tids[TP_KERNEL_MAX_THREADS];
-    int started[TP_KERNEL_MAX_THREADS];
-    for (size_t k = 0; k < t; k++) {
-        jobs[k].fn = fn;
-        jobs[k].ctx = ctx;
-        jobs[k].begin = n * k / t;
-        jobs[k].end = n * (k + 1) / t;
-        jobs[k].worker = (int)k;
-        started[k] = 0;
-    }
-    for (size_t k = 1; k < t; k++)
-        started[k] = pthread_create(&tids[k], NULL, range_thread, &jobs[k]) == 0;
-    fn(ctx, jobs[0].begin, jobs[0].end, 0);
-    for (size_t k = 1; k < t; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
-        else
-            fn(ctx, jobs[k].begin, jobs[k].end, jobs[k].worker);
-    }
-}
-
 
 /* ---- get_rows ---------------------------------------------------------------------------- */
 
@@ -203,7 +148,7 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
     double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
     if (work < 1048576.0)
         t = 1;
-    parallel_for(n_out, t, matmul_rows, &c);
+    tp_parallel_for(n_out, t, matmul_rows, &c);
     return TP_OK;
 }
 
@@ -406,7 +351,7 @@ tp_status tp_kernel_attn(const float *q, const float *K, const float *V, const f
         return tp_fail(TP_ERR_NOMEM, "attn: out of memory");
     attn_ctx c = {q,      K,       V,   positions, n_head, n_head_kv, head_dim, n_ctx,
                   1.0f / sqrtf((float)head_dim), out, scratch};
-    parallel_for(n_tok * n_head, t, attn_range, &c);
+    tp_parallel_for(n_tok * n_head, t, attn_range, &c);
     free(scratch);
     return TP_OK;
 }

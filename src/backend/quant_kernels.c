@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "backend/dot_internal.h"
+#include "backend/parallel.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
 
-#define TP_QUANT_MAX_THREADS 64
 #define TP_QUANT_TOKEN_BLOCK 64
 
 
@@ -28,12 +28,6 @@ typedef struct mm_ctx {
     float *y;
     float *scratch; /* n_in floats per worker */
 } mm_ctx;
-
-typedef struct mm_job {
-    const mm_ctx *c;
-    size_t r0, r1;
-    int worker;
-} mm_job;
 
 static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
 {
@@ -64,40 +58,16 @@ static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
     }
 }
 
-static void *mm_thread(void *arg)
+static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
-    mm_job *job = arg;
-    mm_rows(job->c, job->r0, job->r1, job->worker);
-    return NULL;
-}
-
-/* Chunk k of t goes to worker k; a thread that cannot start runs on the caller (the split
- * never changes a bit, each output element is computed by one worker in a fixed order). */
-static void mm_parallel(const mm_ctx *c, size_t t)
-{
-    mm_job jobs[TP_QUANT_MAX_THREADS];
-    pthread_t tids[TP_QUANT_MAX_THREADS];
-    int started[TP_QUANT_MAX_THREADS];
-    for (size_t k = 0; k < t; k++) {
-        jobs[k] = (mm_job){c, c->n_out * k / t, c->n_out * (k + 1) / t, (int)k};
-        started[k] = 0;
-    }
-    for (size_t k = 1; k < t; k++)
-        started[k] = pthread_create(&tids[k], NULL, mm_thread, &jobs[k]) == 0;
-    mm_rows(c, jobs[0].r0, jobs[0].r1, 0);
-    for (size_t k = 1; k < t; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
-        else
-            mm_rows(c, jobs[k].r0, jobs[k].r1, jobs[k].worker);
-    }
+    mm_rows(ctx, r0, r1, worker);
 }
 
 static size_t resolve_threads(int n_threads, size_t n_out, double work)
 {
     int t = n_threads > 0 ? n_threads : tp_kernels_threads();
-    if (t > TP_QUANT_MAX_THREADS)
-        t = TP_QUANT_MAX_THREADS;
+    if (t > TP_PARALLEL_MAX_THREADS)
+        t = TP_PARALLEL_MAX_THREADS;
     if (t < 1 || work < 1048576.0) /* small products are not worth a thread start */
         t = 1;
     return (size_t)t > n_out ? n_out : (size_t)t;
@@ -149,7 +119,7 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
             return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu scratch rows of %zu",
                            t, n_in);
     }
-    mm_parallel(&c, t);
+    tp_parallel_for(c.n_out, (int)t, mm_range, &c);
     free(c.scratch);
     return TP_OK;
 }
