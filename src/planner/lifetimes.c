@@ -1,6 +1,7 @@
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
+#include "common/sort.h"
 
 #include <stdlib.h>
 
@@ -26,63 +27,49 @@ tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
     return tp_check_lifetimes(tensors, count);
 }
 
-static int by_value(const void *pa, const void *pb)
-{
-    const size_t *a = pa, *b = pb;
-    return (*a > *b) - (*a < *b);
-}
-
-/* The number of values in sorted[0..n) that are <= x. */
-static size_t count_at_most(const size_t *sorted, size_t n, size_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
+/* Sorted by the first uses, each tensor's lo is the number of distinct first uses before its
+ * own; sorted by the last uses, its hi is the number of distinct first uses at or before its
+ * last use, less one (its own first use is one of them). Two stable radix sorts and two walks. */
 tp_status tp_lifetime_ranks(const tp_tensor_lifetime *tensors, const size_t *order, size_t n,
                             size_t *lo, size_t *hi, size_t *n_ranks)
 {
     *n_ranks = 0;
     if (n == 0)
         return TP_OK;
+    tp_sort_item *firsts = malloc(n * sizeof *firsts), *lasts = malloc(n * sizeof *lasts);
+    tp_sort_item *spare = malloc(n * sizeof *spare);
     size_t *times = malloc(n * sizeof *times);
-    if (times == NULL)
-        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n);
-    for (size_t k = 0; k < n; k++)
-        times[k] = tensors[order[k]].first_use;
-    qsort(times, n, sizeof *times, by_value);
-    size_t distinct = 0;
-    for (size_t k = 0; k < n; k++)
-        if (distinct == 0 || times[distinct - 1] != times[k])
-            times[distinct++] = times[k];
-    /* The searches run by tensor index, then are gathered in `order`: files list tensors
-     * about in time order, so consecutive searches touch neighbouring (cached) parts of the
-     * sorted times instead of jumping across all of them in size order. */
-    size_t ids = 0;
-    for (size_t k = 0; k < n; k++)
-        if (order[k] >= ids)
-            ids = order[k] + 1;
-    size_t *rank = malloc(ids * sizeof *rank);
-    if (rank == NULL) {
+    if (firsts == NULL || lasts == NULL || spare == NULL || times == NULL) {
+        free(firsts);
+        free(lasts);
+        free(spare);
         free(times);
-        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", ids);
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n);
     }
-    for (size_t i = 0; i < ids; i++)
-        rank[i] = count_at_most(times, distinct, tensors[i].first_use) - 1;
-    for (size_t k = 0; k < n; k++)
-        lo[k] = rank[order[k]];
-    for (size_t i = 0; i < ids; i++)
-        rank[i] = count_at_most(times, distinct, tensors[i].last_use) - 1;
-    for (size_t k = 0; k < n; k++)
-        hi[k] = rank[order[k]];
-    free(rank);
+    for (size_t k = 0; k < n; k++) {
+        const tp_tensor_lifetime *t = &tensors[order[k]];
+        firsts[k] = (tp_sort_item){ t->first_use, k };
+        lasts[k] = (tp_sort_item){ t->last_use, k };
+    }
+    tp_sort_item *free_one = spare;
+    const tp_sort_item *by_first = tp_sort_items(firsts, spare, n);
+    if (by_first == spare)
+        free_one = firsts;
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (distinct == 0 || times[distinct - 1] != by_first[i].key)
+            times[distinct++] = by_first[i].key;
+        lo[by_first[i].val] = distinct - 1;
+    }
+    const tp_sort_item *by_last = tp_sort_items(lasts, free_one, n);
+    for (size_t i = 0, at = 0; i < n; i++) {
+        while (at < distinct && times[at] <= by_last[i].key)
+            at++;
+        hi[by_last[i].val] = at - 1;
+    }
+    free(firsts);
+    free(lasts);
+    free(spare);
     free(times);
     *n_ranks = distinct;
     return TP_OK;

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/clock.h"
 #include "common/cpu_count.h"
+#include "common/sort.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -55,6 +56,30 @@ static size_t saturating_mul(size_t a, size_t b)
     return (b != 0 && a > SIZE_MAX / b) ? SIZE_MAX : a * b;
 }
 
+/* order[] = keys[].index sorted by (k1, k2, index) with two stable radix sorts, by k2 and
+ * then by k1 (keys are in index order). 0 when the scratch cannot be had: qsort does it then. */
+static int radix_order(const tp_order_key *keys, size_t n, size_t *order)
+{
+    tp_sort_item *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    for (size_t k = 0; k < n; k++)
+        a[k] = (tp_sort_item){ keys[k].k2, k };
+    tp_sort_item *sorted = tp_sort_items(a, b, n);
+    tp_sort_item *other = sorted == a ? b : a;
+    for (size_t k = 0; k < n; k++)
+        other[k] = (tp_sort_item){ keys[sorted[k].val].k1, sorted[k].val };
+    sorted = tp_sort_items(other, sorted, n);
+    for (size_t k = 0; k < n; k++)
+        order[k] = keys[sorted[k].val].index;
+    free(a);
+    free(b);
+    return 1;
+}
+
 size_t tp_greedy_order(const tp_tensor_lifetime *t, size_t count, tp_order_kind kind,
                        tp_order_key *keys, size_t *order)
 {
@@ -85,9 +110,11 @@ size_t tp_greedy_order(const tp_tensor_lifetime *t, size_t count, tp_order_kind 
         }
         keys[n++] = k;
     }
-    qsort(keys, n, sizeof *keys, by_keys);
-    for (size_t k = 0; k < n; k++)
-        order[k] = keys[k].index;
+    if (!radix_order(keys, n, order)) {
+        qsort(keys, n, sizeof *keys, by_keys);
+        for (size_t k = 0; k < n; k++)
+            order[k] = keys[k].index;
+    }
     return n;
 }
 
