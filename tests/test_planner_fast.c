@@ -222,6 +222,32 @@ static void test_equal_gaps_follow_the_tie_rules(void **state)
     }
 }
 
+/* Each pass behind tp_greedy_place run on its own, whichever it would choose: the interval
+ * tree, and the time buckets at a width drawn at random (any width gives the same offsets,
+ * only the speed differs). Both must give want[] and arena_want. */
+static void check_every_pass(const tp_tensor_lifetime *t, size_t n, const size_t *order,
+                             size_t m, size_t align, tp_gap_rule rule, const size_t *want,
+                             size_t arena_want)
+{
+    size_t *off = malloc((n ? n : 1) * sizeof *off);
+    size_t *lo = malloc((m ? m : 1) * sizeof *lo), *hi = malloc((m ? m : 1) * sizeof *hi);
+    size_t arena = 1;
+    assert_int_equal(tp_tree_place(t, n, order, m, align, rule, NULL, off, &arena), TP_OK);
+    assert_int_equal(arena, arena_want);
+    assert_memory_equal(off, want, n * sizeof *off);
+    tp_leaf_ranks ranks = { lo, hi, 0 };
+    assert_int_equal(tp_lifetime_ranks(t, order, m, lo, hi, &ranks.n_leaves), TP_OK);
+    const unsigned shift = (unsigned)below(10);
+    arena = 1;
+    assert_int_equal(
+        tp_bucket_place(t, n, order, m, &ranks, shift, align, rule, NULL, off, &arena), TP_OK);
+    assert_int_equal(arena, arena_want);
+    assert_memory_equal(off, want, n * sizeof *off);
+    free(off);
+    free(lo);
+    free(hi);
+}
+
 static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
 {
     (void)state;
@@ -251,6 +277,7 @@ static void test_the_order_driven_pass_equals_a_plain_reference(void **state)
         assert_int_equal(arena, tpt_reference_place(t, n, order, m, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);
+        check_every_pass(t, n, order, m, align, rule, want, arena);
     }
 }
 
@@ -299,6 +326,7 @@ static void test_arenas_crossing_4_gib_match(void **state)
         assert_int_equal(arena, tpt_reference_place(t, n, order, n, align, rule, want));
         for (size_t i = 0; i < n; i++)
             assert_int_equal(off[i], want[i]);
+        check_every_pass(t, n, order, n, align, rule, want, arena);
     }
 }
 

@@ -46,18 +46,6 @@ static unsigned class_of(uint32_t cap)
     return c;
 }
 
-static size_t round_up(size_t x, size_t a, int *overflow)
-{
-    size_t r = x % a;
-    if (r == 0)
-        return x;
-    if (x > SIZE_MAX - (a - r)) {
-        *overflow = 1;
-        return x;
-    }
-    return x + (a - r);
-}
-
 /* Everything that holds addresses is compiled twice (greedy_tree_generic.h, included below
  * once per width): with 32-bit addresses, tried first, and with size_t ones. While the arena stays below 4 GiB the
  * sets and candidate ranges take half the memory, and the run is bound by that memory
@@ -82,21 +70,9 @@ static size_t round_up(size_t x, size_t a, int *overflow)
 #undef POS_MAX
 #undef W
 
-/* Whether the address-ordered scan of greedy_scan.c should be faster than the tree here. Both
- * give the same offsets, so this only decides speed. A model fitted to measurements on random
- * lifetimes (2 cores), in microseconds per placement: the scan with AVX-512 about
- * 1.5 + 0.14e-3 n on one thread (0.08e-3 n on two from 65,536 tensors), with AVX2 about
- * 2 + 0.3e-3 n (0.17e-3 n on two), whatever the lifetimes; the tree about 0.45 sqrt(live) up to
- * 400 tensors live at once (1.3 us with 8 live, 9 us with 400), 9 up to 800, then
- * 9 (live / 800)^0.6 (12 us with 1,600 live, 99 us with 22,000, at n = 1e5). Without either
- * instruction set the scan is never chosen: its portable form is 10 times slower. */
-static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
-                         size_t alignment, unsigned threads)
+/* The mean number of tensors live at a node, over the nodes from the first use to the last. */
+static double mean_live(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order)
 {
-    const int level = tp_scan_level();
-    if (n_order < 1024 || alignment > TP_SCAN_MAX_ALIGN || (alignment & (alignment - 1)) != 0 ||
-        level < 1)
-        return 0;
     size_t lo = SIZE_MAX, hi = 0;
     double covered = 0;
     for (size_t k = 0; k < n_order; k++) {
@@ -105,17 +81,37 @@ static int scan_pays_off(const tp_tensor_lifetime *tensors, const size_t *order,
         hi = t->last_use > hi ? t->last_use : hi;
         covered += (double)(t->last_use - t->first_use) + 1;
     }
-    const double live = covered / ((double)(hi - lo) + 1); /* mean tensors live at a node */
+    return covered / ((double)(hi - lo) + 1);
+}
+
+/* Microseconds per placement of the tree, a model fitted to measurements on random lifetimes
+ * (2 cores): about 0.45 sqrt(live) up to 400 tensors live at once (1.3 us with 8 live, 9 us
+ * with 400), 9 up to 800, then 9 (live / 800)^0.6 (12 us with 1,600 live, 99 us with 22,000,
+ * at n = 1e5). */
+static double tree_us(double live)
+{
+    return live <= 400 ? 0.45 * sqrt(live) : live <= 800 ? 9.0 : 9.0 * pow(live / 800, 0.6);
+}
+
+/* Whether the address-ordered scan of greedy_scan.c should be faster than the tree here. Both
+ * give the same offsets, so this only decides speed. Measured like tree_us, in microseconds
+ * per placement: the scan with AVX-512 about 1.5 + 0.14e-3 n on one thread (0.08e-3 n on two
+ * from 65,536 tensors), with AVX2 about 2 + 0.3e-3 n (0.17e-3 n on two), whatever the
+ * lifetimes. Without either instruction set the scan is never chosen: its portable form is 10
+ * times slower. */
+static int scan_pays_off(size_t n_order, double live, size_t alignment, unsigned threads)
+{
+    const int level = tp_scan_level();
+    if (n_order < 1024 || alignment > TP_SCAN_MAX_ALIGN || (alignment & (alignment - 1)) != 0 ||
+        level < 1)
+        return 0;
     const double n = (double)n_order;
     if (threads == 0)
         threads = tp_scan_default_threads(n_order);
     const int shared = threads > 1 && n_order >= 65536;
     const double scan_us = level == 2 ? 1.5 + (shared ? 0.08e-3 : 0.14e-3) * n
                                       : 2.0 + (shared ? 0.17e-3 : 0.30e-3) * n;
-    const double tree_us = live <= 400   ? 0.45 * sqrt(live)
-                           : live <= 800 ? 9.0
-                                         : 9.0 * pow(live / 800, 0.6);
-    return scan_us < tree_us;
+    return scan_us < tree_us(live);
 }
 
 tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
@@ -126,12 +122,56 @@ tp_status tp_greedy_place(const tp_tensor_lifetime *tensors, size_t count, const
                                    offsets, arena_size);
 }
 
+static tp_status ranks_of(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
+                          tp_leaf_ranks *ranks)
+{
+    ranks->n_leaves = 0;
+    ranks->lo = malloc((n_order ? n_order : 1) * sizeof *ranks->lo);
+    ranks->hi = malloc((n_order ? n_order : 1) * sizeof *ranks->hi);
+    if (ranks->lo == NULL || ranks->hi == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
+    return tp_lifetime_ranks(tensors, order, n_order, ranks->lo, ranks->hi, &ranks->n_leaves);
+}
+
+/* The tree pass on ranks already computed: 32-bit addresses first, size_t ones when a block
+ * would reach 4 GiB. */
+static tp_status tree_place_ranked(const tp_tensor_lifetime *tensors, size_t count,
+                                   const size_t *order, size_t n_order,
+                                   const tp_leaf_ranks *ranks, size_t alignment,
+                                   tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                                   size_t *offsets, size_t *arena_size)
+{
+    int too_wide = 0;
+    tp_status st = greedy_place_32(tensors, count, order, n_order, ranks, alignment, rule,
+                                   ticker, offsets, arena_size, &too_wide);
+    if (st != TP_OK || !too_wide)
+        return st;
+    return greedy_place_64(tensors, count, order, n_order, ranks, alignment, rule, ticker,
+                           offsets, arena_size, &too_wide);
+}
+
+tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
+                             size_t n_order, const tp_leaf_ranks *ranks, unsigned *shift,
+                             tp_pass_estimate *est)
+{
+    est->bucket_us = -1;
+    est->tree_us = n_order > 0 ? tree_us(mean_live(tensors, order, n_order)) : 0;
+    est->buckets = 0;
+    tp_status st = tp_bucket_choose(ranks, n_order, shift, &est->bucket_us);
+    if (st == TP_OK && n_order > 0)
+        est->buckets = est->bucket_us >= 0 && est->bucket_us < est->tree_us;
+    return st;
+}
+
+/* The scan where it pays, else the buckets where their estimate beats the tree's model, else
+ * the tree. */
 tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t count,
                                   const size_t *order, size_t n_order, size_t alignment,
                                   tp_gap_rule rule, const tp_greedy_ticker *ticker,
                                   unsigned threads, size_t *offsets, size_t *arena_size)
 {
-    if (scan_pays_off(tensors, order, n_order, alignment == 0 ? 1 : alignment, threads)) {
+    const double live = n_order > 0 ? mean_live(tensors, order, n_order) : 0;
+    if (scan_pays_off(n_order, live, alignment == 0 ? 1 : alignment, threads)) {
         int declined = 0;
         const tp_status st = tp_scan_place(tensors, count, order, n_order, alignment, rule,
                                            ticker, threads, TP_SCAN_AUTO, offsets, arena_size,
@@ -139,21 +179,35 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
         if (st != TP_OK || !declined)
             return st;
     }
-    return tp_tree_place(tensors, count, order, n_order, alignment, rule, ticker, offsets,
-                         arena_size);
+    tp_leaf_ranks ranks;
+    tp_status st = ranks_of(tensors, order, n_order, &ranks);
+    unsigned shift = 0;
+    tp_pass_estimate est = { 0, 0, 0 };
+    if (st == TP_OK)
+        st = tp_buckets_pay_off(tensors, order, n_order, &ranks, &shift, &est);
+    if (st == TP_OK && est.buckets)
+        st = tp_bucket_place(tensors, count, order, n_order, &ranks, shift, alignment, rule,
+                             ticker, offsets, arena_size);
+    else if (st == TP_OK)
+        st = tree_place_ranked(tensors, count, order, n_order, &ranks, alignment, rule, ticker,
+                               offsets, arena_size);
+    free(ranks.lo);
+    free(ranks.hi);
+    return st;
 }
 
 tp_status tp_tree_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size)
 {
-    int too_wide = 0;
-    tp_status st = greedy_place_32(tensors, count, order, n_order, alignment, rule, ticker,
-                                   offsets, arena_size, &too_wide);
-    if (st != TP_OK || !too_wide)
-        return st;
-    return greedy_place_64(tensors, count, order, n_order, alignment, rule, ticker, offsets,
-                           arena_size, &too_wide);
+    tp_leaf_ranks ranks;
+    tp_status st = ranks_of(tensors, order, n_order, &ranks);
+    if (st == TP_OK)
+        st = tree_place_ranked(tensors, count, order, n_order, &ranks, alignment, rule, ticker,
+                               offsets, arena_size);
+    free(ranks.lo);
+    free(ranks.hi);
+    return st;
 }
 
 tp_status tp_plan_offsets_fast(const tp_tensor_lifetime *tensors, size_t count,

@@ -365,7 +365,7 @@ typedef struct greedy_state {
     size_t alignment;
     tp_gap_rule rule;
     tree t;
-    size_t *leaf_lo, *leaf_hi; /* the leaves each lifetime covers, by order */
+    const size_t *leaf_lo, *leaf_hi; /* the leaves each lifetime covers, by order */
     piece_list cand, next;
     size_t *nodes, *nodes_next;
     size_t n_nodes, n_canon, n_nodes_next, n_canon_next;
@@ -378,8 +378,6 @@ typedef struct greedy_state {
 static void gp_free(greedy_state *g)
 {
     tree_free(&g->t);
-    free(g->leaf_lo);
-    free(g->leaf_hi);
     free(g->cand.v);
     free(g->next.v);
     free(g->nodes);
@@ -387,19 +385,10 @@ static void gp_free(greedy_state *g)
 }
 
 /* Leaves are the distinct first uses (tp_lifetime_ranks), and a lifetime covers the leaves
- * from its first use to the last one inside it. */
-static tp_status gp_setup(greedy_state *g, const size_t *order, size_t n_order)
+ * from its first use to the last one inside it: g->leaf_lo and g->leaf_hi, n_times leaves. */
+static tp_status gp_setup(greedy_state *g, size_t n_order, size_t n_times)
 {
     tree *t = &g->t;
-    g->leaf_lo = malloc(n_order * sizeof *g->leaf_lo);
-    g->leaf_hi = malloc(n_order * sizeof *g->leaf_hi);
-    if (g->leaf_lo == NULL || g->leaf_hi == NULL)
-        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n_order);
-    size_t n_times = 0;
-    tp_status st =
-        tp_lifetime_ranks(g->tensors, order, n_order, g->leaf_lo, g->leaf_hi, &n_times);
-    if (st != TP_OK)
-        return st;
     t->leaves = 1;
     while (t->leaves < n_times)
         t->leaves *= 2;
@@ -507,7 +496,7 @@ static inline size_t gp_pick_gap(const greedy_state *g, size_t size, int *overfl
     for (size_t i = 0; i + 1 < cand->n; i++) {
         const size_t gs = cand->v[i].start, ge = cand->v[i].end;
         int of = 0;
-        const size_t at = round_up(gs, g->alignment, &of);
+        const size_t at = tp_round_up_flag(gs, g->alignment, &of);
         if (of || at > ge || ge - at < size)
             continue;
         const size_t gap = ge - gs;
@@ -520,7 +509,7 @@ static inline size_t gp_pick_gap(const greedy_state *g, size_t size, int *overfl
         }
     }
     if (!found)
-        offset = round_up(cand->v[cand->n - 1].start, g->alignment, overflow);
+        offset = tp_round_up_flag(cand->v[cand->n - 1].start, g->alignment, overflow);
     return offset;
 }
 
@@ -581,8 +570,9 @@ static inline tp_status gp_place_one(greedy_state *g, size_t id, size_t size, si
 
 /* Sets *too_wide (and returns TP_OK with no plan) when a block would end at or above POS_MAX. */
 static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
-                              const size_t *order, size_t n_order, size_t alignment,
-                              tp_gap_rule rule, const tp_greedy_ticker *ticker, size_t *offsets,
+                              const size_t *order, size_t n_order, const tp_leaf_ranks *ranks,
+                              size_t alignment, tp_gap_rule rule,
+                              const tp_greedy_ticker *ticker, size_t *offsets,
                               size_t *arena_size, int *too_wide)
 {
     *too_wide = 0;
@@ -596,7 +586,9 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
     g.tensors = tensors;
     g.alignment = alignment == 0 ? 1 : alignment;
     g.rule = rule;
-    tp_status st = gp_setup(&g, order, n_order);
+    g.leaf_lo = ranks->lo;
+    g.leaf_hi = ranks->hi;
+    tp_status st = gp_setup(&g, n_order, ranks->n_leaves);
     size_t arena = 0;
     double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t k = 0; k < n_order && st == TP_OK; k++) {

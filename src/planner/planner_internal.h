@@ -41,6 +41,49 @@ tp_status tp_tree_place(const tp_tensor_lifetime *tensors, size_t count, const s
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
 
+/* The leaves of tp_lifetime_ranks for the tensors of an order: lo[k] and hi[k] for order[k],
+ * n_leaves distinct first uses. */
+typedef struct tp_leaf_ranks {
+    size_t *lo, *hi;
+    size_t n_leaves;
+} tp_leaf_ranks;
+
+/* The greedy pass of tp_greedy_place with placed tensors kept in time buckets of 2^shift
+ * leaves (greedy_buckets.c): the same offsets, fast when lifetimes are short next to the run.
+ * ranks from tp_lifetime_ranks over the same order, shift from tp_bucket_choose. */
+tp_status tp_bucket_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, const tp_leaf_ranks *ranks, unsigned shift,
+                          size_t alignment, tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                          size_t *offsets, size_t *arena_size);
+/* The best bucket width for these ranks and the estimated microseconds per placement of
+ * tp_bucket_place with it (*us_per_placement < 0: the buckets cannot hold these tensors). */
+tp_status tp_bucket_choose(const tp_leaf_ranks *ranks, size_t n, unsigned *shift,
+                           double *us_per_placement);
+/* Whether tp_greedy_place takes the bucket pass (est->buckets = 1, at *shift) rather than the
+ * tree for these tensors once the scan is ruled out: the bucket estimate against the tree's
+ * model, both in microseconds per placement. */
+typedef struct tp_pass_estimate {
+    double bucket_us, tree_us;
+    int buckets;
+} tp_pass_estimate;
+tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
+                             size_t n_order, const tp_leaf_ranks *ranks, unsigned *shift,
+                             tp_pass_estimate *est);
+
+/* x rounded up to a multiple of a (> 0); x itself with *overflow = 1 when that passes
+ * SIZE_MAX. The greedy passes' rounding of a gap's start. */
+static inline size_t tp_round_up_flag(size_t x, size_t a, int *overflow)
+{
+    const size_t r = x % a;
+    if (r == 0)
+        return x;
+    if (x > SIZE_MAX - (a - r)) {
+        *overflow = 1;
+        return x;
+    }
+    return x + (a - r);
+}
+
 /* The orders a greedy pass can take (the portfolio's), each a list of sort keys with the
  * input order breaking ties. */
 typedef enum tp_order_kind {
