@@ -1,5 +1,6 @@
 /* Planner performance, in one run (`make bench`, or build/bench/bench_planner_perf [--full]
- * [--greedy]; --greedy stops after sections 1 and 2):
+ * [--greedy] [--buckets]; --greedy stops after sections 1 and 2, --buckets runs section 8
+ * alone):
  *  1. straightforward vs fast greedy at 1e3..1e5 tensors, local and long lifetimes
  *     (the straightforward one at 1e5 only with --full; otherwise extrapolated, marked "est")
  *  2. fast greedy at 1e6 local tensors
@@ -8,7 +9,8 @@
  *  5. transitive reduction: dense vs blocked, and blocked at n = 300,000
  *  6. the portfolio's nine orders on one thread vs on every processor (same plan)
  *  7. the two greedy passes behind tp_plan_offsets, tree vs address-ordered scan, on
- *     lifetimes up to n/2 and n/32 nodes (same offsets) */
+ *     lifetimes up to n/2 and n/32 nodes (same offsets)
+ *  8. the tree vs the time buckets, and which one tp_plan_offsets takes */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +289,89 @@ static void wide_family(tp_tensor_lifetime *t, size_t n, size_t div, uint64_t se
 }
 
 
+/* Lifetimes shorter than 64 nodes, about one tensor starting per node: the shape of the
+ * 1e6-row CSV problem of bench/gen_csv.py "short". With few > 0, one tensor in `few` lives
+ * over n / 4 nodes instead. */
+static void short_family(tp_tensor_lifetime *t, size_t n, size_t few, uint64_t seed)
+{
+    rng_state = seed;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = few > 0 && below(few) == 0 ? below(n / 4) : below(64);
+        t[i] = (tp_tensor_lifetime){ 1 + below(1u << 20), i, i + len };
+    }
+}
+
+/* 8. The two passes behind tp_plan_offsets when the scan does not pay: interval tree vs time
+ * buckets, and which one tp_greedy_place takes (its estimate). */
+static void bucket_section(void)
+{
+    printf("\n8. greedy passes: interval tree vs time buckets (identical offsets; seconds; "
+           "\"takes\": the pass tp_greedy_place chooses)\n");
+    printf("  %-14s %8s %9s %9s %8s %6s %8s %15s %15s\n", "lifetimes", "n", "tree", "buckets",
+           "tree/bk", "shift", "takes", "tree us/t est", "buckets est");
+    static const struct {
+        const char *name;
+        int kind; /* 0 local, 1 long (up to 1,000), 2 short (< 64), 3 short + 1/1000 long,
+                     4 wide n/32 */
+        size_t n;
+    } runs[] = { { "local", 0, 100000 },      { "local", 0, 1000000 },
+                 { "short <64", 2, 1000000 }, { "short+long", 3, 100000 },
+                 { "long <1000", 1, 100000 }, { "wide n/32", 4, 30000 } };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        const size_t n = runs[r].n;
+        tp_tensor_lifetime *t = malloc(n * sizeof *t);
+        size_t *order = malloc(n * sizeof *order), *a = malloc(n * sizeof *a);
+        size_t *b = malloc(n * sizeof *b), *lo = malloc(n * sizeof *lo);
+        size_t *hi = malloc(n * sizeof *hi);
+        tp_order_key *keys = malloc(n * sizeof *keys);
+        if (t == NULL || order == NULL || a == NULL || b == NULL || lo == NULL || hi == NULL ||
+            keys == NULL) {
+            fprintf(stderr, "bench_planner_perf: out of memory\n");
+            exit(1);
+        }
+        switch (runs[r].kind) {
+        case 0: family(t, n, 0, 70 + r); break;
+        case 1: family(t, n, 1, 70 + r); break;
+        case 2: short_family(t, n, 0, 70 + r); break;
+        case 3: short_family(t, n, 1000, 70 + r); break;
+        default: wide_family(t, n, 32, 70 + r); break;
+        }
+        if (tp_greedy_order(t, n, TP_ORDER_SIZE, keys, order) != n)
+            exit(1); /* every size is at least 1 */
+        tp_leaf_ranks ranks = { lo, hi, 0 };
+        unsigned shift = 0;
+        tp_pass_estimate est;
+        size_t arena_a = 0, arena_b = 0;
+        if (tp_lifetime_ranks(t, order, n, lo, hi, &ranks.n_leaves) != TP_OK ||
+            tp_buckets_pay_off(t, order, n, &ranks, &shift, &est) != TP_OK)
+            exit(1);
+        double t0 = now();
+        if (tp_tree_place(t, n, order, n, 1, TP_GAP_BEST_FIT, NULL, a, &arena_a) != TP_OK)
+            exit(1);
+        const double tree = now() - t0;
+        t0 = now();
+        if (tp_bucket_place(t, n, order, n, &ranks, shift, 1, TP_GAP_BEST_FIT, NULL, b,
+                            &arena_b) != TP_OK)
+            exit(1);
+        const double bk = now() - t0;
+        if (arena_a != arena_b || memcmp(a, b, n * sizeof *a) != 0) {
+            fprintf(stderr, "bench_planner_perf: tree and buckets disagree (%s)\n",
+                    runs[r].name);
+            exit(1);
+        }
+        printf("  %-14s %8zu %9.3f %9.3f %7.2fx %6u %8s %7.2f %7.2f %7.2f %7.2f\n",
+               runs[r].name, n, tree, bk, tree / bk, shift, est.buckets ? "buckets" : "tree",
+               est.tree_us, 1e6 * tree / (double)n, est.bucket_us, 1e6 * bk / (double)n);
+        free(t);
+        free(order);
+        free(a);
+        free(b);
+        free(lo);
+        free(hi);
+        free(keys);
+    }
+}
+
 static void scan_section(void)
 {
     printf("\n7. greedy passes: interval tree vs address-ordered scan (identical offsets; "
@@ -404,21 +489,29 @@ static void portfolio_threads_section(void)
 
 int main(int argc, char **argv)
 {
-    int full = 0, greedy_only = 0;
+    int full = 0, greedy_only = 0, buckets_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) {
             full = 1;
         } else if (strcmp(argv[i], "--greedy") == 0) {
             greedy_only = 1;
+        } else if (strcmp(argv[i], "--buckets") == 0) {
+            buckets_only = 1;
         } else {
-            printf("usage: %s [--full] [--greedy]\n"
-                   "  --full    also run the straightforward greedy at 1e5 (minutes)\n"
-                   "  --greedy  only sections 1 and 2 (the two greedy implementations)\n",
+            printf("usage: %s [--full] [--greedy] [--buckets]\n"
+                   "  --full     also run the straightforward greedy at 1e5 (minutes)\n"
+                   "  --greedy   only sections 1 and 2 (the two greedy implementations)\n"
+                   "  --buckets  only section 8 (interval tree vs time buckets)\n",
                    argv[0]);
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
-    printf("bench_planner_perf%s%s\n", full ? " --full" : "", greedy_only ? " --greedy" : "");
+    printf("bench_planner_perf%s%s%s\n", full ? " --full" : "", greedy_only ? " --greedy" : "",
+           buckets_only ? " --buckets" : "");
+    if (buckets_only) {
+        bucket_section();
+        return 0;
+    }
     greedy_section(full);
     if (greedy_only)
         return 0;
@@ -429,5 +522,6 @@ int main(int argc, char **argv)
     reduction_section();
     portfolio_threads_section();
     scan_section();
+    bucket_section();
     return 0;
 }
