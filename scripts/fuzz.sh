@@ -14,6 +14,7 @@ B=${TP_FUZZ_BUILD:-build-fuzz}
 HARNESSES='
 csv_problem minimalloc
 csv_solution minimalloc
+gguf
 graph_alloc
 planner
 '

@@ -18,6 +18,7 @@
 
 #include "fuzz/fuzz_csv_problem.c"
 #include "fuzz/fuzz_csv_solution.c"
+#include "fuzz/fuzz_gguf.c"
 #include "fuzz/fuzz_graph_alloc.c"
 #include "fuzz/fuzz_planner.c"
 
@@ -80,6 +81,7 @@ static const struct {
 } harnesses[] = {
     { "csv_problem", fuzz_csv_problem, 1 },
     { "csv_solution", fuzz_csv_solution, 1 },
+    { "gguf", fuzz_gguf, 0 },
     { "graph_alloc", fuzz_graph_alloc, 0 },
     { "planner", fuzz_planner, 0 },
 };
