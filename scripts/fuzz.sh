@@ -17,6 +17,7 @@ csv_solution minimalloc
 gguf
 graph_alloc
 planner
+tokenizer
 '
 
 FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

@@ -21,6 +21,7 @@
 #include "fuzz/fuzz_gguf.c"
 #include "fuzz/fuzz_graph_alloc.c"
 #include "fuzz/fuzz_planner.c"
+#include "fuzz/fuzz_tokenizer.c"
 
 typedef int (*harness_fn)(const uint8_t *data, size_t size);
 
@@ -84,6 +85,7 @@ static const struct {
     { "gguf", fuzz_gguf, 0 },
     { "graph_alloc", fuzz_graph_alloc, 0 },
     { "planner", fuzz_planner, 0 },
+    { "tokenizer", fuzz_tokenizer, 0 },
 };
 
 static void test_stored_inputs(void **state)
