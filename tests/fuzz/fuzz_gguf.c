@@ -611,7 +611,7 @@ static void gguf_check_nbytes(const uint8_t *data, size_t size)
         if (st == TP_ERR_OVERFLOW) {
             int64_t pos[4];
             for (int d = 0; d < 4; d++)
-                pos[d] = ne[d] < 0 ? 1 : ne[d] - ne[d] % (d == 0 ? (int64_t)be : 1);
+                pos[d] = ne[d] < 0 ? 1 : ne[d]; /* a misaligned ne[0] still counts */
             int fits, zero;
             gguf_nbytes(type, pos, &fits, &zero);
             TPF_CHECK(!fits || zero, "type %u: an overflow reported for a shape that fits",
