@@ -14,8 +14,10 @@ B=${TP_FUZZ_BUILD:-build-fuzz}
 HARNESSES='
 csv_problem minimalloc
 csv_solution minimalloc
+gguf
 graph_alloc
 planner
+tokenizer
 '
 
 FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

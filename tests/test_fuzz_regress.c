@@ -18,8 +18,10 @@
 
 #include "fuzz/fuzz_csv_problem.c"
 #include "fuzz/fuzz_csv_solution.c"
+#include "fuzz/fuzz_gguf.c"
 #include "fuzz/fuzz_graph_alloc.c"
 #include "fuzz/fuzz_planner.c"
+#include "fuzz/fuzz_tokenizer.c"
 
 typedef int (*harness_fn)(const uint8_t *data, size_t size);
 
@@ -80,8 +82,10 @@ static const struct {
 } harnesses[] = {
     { "csv_problem", fuzz_csv_problem, 1 },
     { "csv_solution", fuzz_csv_solution, 1 },
+    { "gguf", fuzz_gguf, 0 },
     { "graph_alloc", fuzz_graph_alloc, 0 },
     { "planner", fuzz_planner, 0 },
+    { "tokenizer", fuzz_tokenizer, 0 },
 };
 
 static void test_stored_inputs(void **state)

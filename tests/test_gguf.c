@@ -322,6 +322,44 @@ static void test_tensor_refusals(void **state)
     free(c.p);
 }
 
+/* A tensor of no dimension holds one element (missing dims are 1, docs/gguf.md "Layout"):
+ * ne[0] = 1 is a multiple of F32's block, not of Q8_0's 32, so the quantized one is refused.
+ * It was once accepted as one whole block of 34 bytes. */
+static gb scalar_file(uint32_t type)
+{
+    gb b = { 0 };
+    gb_raw(&b, "GGUF", 4);
+    gb_u32(&b, 3);
+    gb_u64(&b, 1);
+    gb_u64(&b, 0);
+    gb_str(&b, "s");
+    gb_u32(&b, 0);
+    gb_u32(&b, type);
+    gb_u64(&b, 0);
+    gb_zero_to(&b, gb_pad(b.len, 32) + 34); /* room for a Q8_0 block: only the shape fails */
+    return b;
+}
+
+static void test_scalar_tensors(void **state)
+{
+    (void)state;
+    const int64_t ne[4] = { 1, 1, 1, 1 };
+    size_t nb = 0;
+    assert_int_equal(tp_gguf_tensor_nbytes(0, 0, ne, &nb), TP_OK);
+    assert_int_equal(nb, 4);
+    assert_int_equal(tp_gguf_tensor_nbytes(8, 0, ne, &nb), TP_ERR_INVALID);
+    gb b = scalar_file(0);
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open_memory("s.gguf", b.p, b.len, &g), TP_OK);
+    assert_int_equal(tp_gguf_tensor_at(g, 0)->nbytes, 4);
+    tp_gguf_close(g);
+    free(b.p);
+    b = scalar_file(8);
+    /* ne[0] is missing: the offset named is where the dimensions would start, 24 + 9 + 4 */
+    expect_refused(&b, 37, "multiple of 32");
+    free(b.p);
+}
+
 static void test_files_on_disk(void **state)
 {
     (void)state;
@@ -438,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_header_refusals),
         cmocka_unit_test(test_metadata_refusals),
         cmocka_unit_test(test_tensor_refusals),
+        cmocka_unit_test(test_scalar_tensors),
         cmocka_unit_test(test_files_on_disk),
         cmocka_unit_test(test_open_reads_no_weights),
         cmocka_unit_test(test_random_damage),

@@ -268,6 +268,24 @@ static void test_writer_refusals(void **state)
     tp_gguf_writer_destroy(w);
 }
 
+/* A writer with no key and no tensor gives the 24-byte header alone (docs/gguf.md "Layout":
+ * magic, version 3, n_tensors 0, n_kv 0, no data section). It once passed its empty record
+ * buffer (NULL) to memcpy, which the sanitizers refuse. */
+static void test_empty_writer(void **state)
+{
+    (void)state;
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    void *mem = NULL;
+    size_t size = 0;
+    assert_int_equal(tp_gguf_writer_to_memory(w, &mem, &size), TP_OK);
+    tp_gguf_writer_destroy(w);
+    static const unsigned char want[24] = { 'G', 'G', 'U', 'F', 3 };
+    assert_int_equal(size, sizeof want);
+    assert_memory_equal(mem, want, sizeof want);
+    free(mem);
+}
+
 /* Random damage to a file with every value type: refused with a message naming an offset, or
  * read with every tensor inside the buffer; never a crash. */
 static void test_damaged_metadata(void **state)
@@ -316,6 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_writer_refusals),
+        cmocka_unit_test(test_empty_writer),
         cmocka_unit_test(test_damaged_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -143,7 +143,8 @@ const char *tp_gguf_type_name(uint32_t type);
 size_t tp_gguf_type_block_elems(uint32_t type);
 size_t tp_gguf_type_block_bytes(uint32_t type);
 /* Bytes of a tensor of TYPE and shape ne[0..n_dims) (missing dimensions 1). TP_ERR_INVALID
- * for a type the reader refuses, a negative dimension or ne[0] not a multiple of the block;
+ * for a type the reader refuses, a negative dimension or ne[0] not a multiple of the block
+ * (ne[0] is 1 when n_dims is 0);
  * TP_ERR_OVERFLOW when the element count or the bytes do not fit in int64_t / size_t. */
 tp_status tp_gguf_tensor_nbytes(uint32_t type, uint32_t n_dims, const int64_t *ne,
                                 size_t *nbytes);

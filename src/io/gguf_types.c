@@ -58,9 +58,11 @@ tp_gguf_size_rc tp_gguf_size(uint32_t type, uint32_t n_dims, const int64_t *ne, 
         if (d > 0)
             rows *= (uint64_t)ne[d]; /* <= count, cannot wrap */
     }
-    if (n_dims > 0 && ne[0] % (int64_t)blck != 0)
+    /* a missing ne[0] is 1, which a block of more than one element does not divide */
+    const int64_t ne0 = n_dims > 0 ? ne[0] : 1;
+    if (ne0 % (int64_t)blck != 0)
         return TP_GGUF_SIZE_BLOCK;
-    const uint64_t row_blocks = n_dims > 0 ? (uint64_t)ne[0] / blck : 1;
+    const uint64_t row_blocks = (uint64_t)ne0 / blck;
     const uint64_t row_bytes = row_blocks * tp_gguf_type_block_bytes(type); /* < 2^63 * 292 / 32 */
     if (row_blocks != 0 && row_bytes / row_blocks != tp_gguf_type_block_bytes(type))
         return TP_GGUF_SIZE_OVERFLOW;

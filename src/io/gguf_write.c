@@ -42,6 +42,8 @@ static tp_status put(bytes *b, const void *p, size_t n)
 {
     if (n > SIZE_MAX - b->len)
         return tp_fail(TP_ERR_OVERFLOW, "GGUF writer: metadata larger than memory");
+    if (n == 0) /* an empty writer has no records: p may be NULL, which memcpy forbids */
+        return TP_OK;
     TP_TRY(TP_GROW(&b->p, &b->cap, b->len + n));
     memcpy(b->p + b->len, p, n);
     b->len += n;
