@@ -10,10 +10,12 @@
  * Soundness is restated here: tensors live at a common node never share a byte, offsets are
  * multiples of the alignment, zero-size tensors sit at 0, the arena is the top of the plan
  * and at least the peak of live bytes (a sweep written here), a plan returned as fitting is
- * within the capacity, and the greedy strategy gives tp_plan_offsets's plan. */
+ * within the capacity, and the greedy strategy gives tp_plan_offsets's plan, which the interval
+ * tree and the time buckets (2^((byte 2 >> 2) mod 12) leaves wide) give as well. */
 #include <string.h>
 
 #include "fuzz/fuzz_util.h"
+#include "planner/planner_internal.h"
 #include "tensorplan/planner.h"
 #include "tensorplan/status.h"
 
@@ -85,6 +87,29 @@ static void planner_check_plan(const tp_tensor_lifetime *t, size_t n, const size
     TPF_CHECK(arena >= peak, "arena %zu below the peak %zu", arena, peak);
 }
 
+/* The greedy passes behind tp_plan_offsets give the same offsets however they are chosen: the
+ * interval tree, and the time buckets 2^shift leaves wide, on the size order. */
+static void planner_check_passes(const tp_tensor_lifetime *t, size_t n, size_t align,
+                                 unsigned shift, const size_t *want, size_t want_arena)
+{
+    tp_order_key keys[PLANNER_MAX_TENSORS];
+    size_t order[PLANNER_MAX_TENSORS], off[PLANNER_MAX_TENSORS], lo[PLANNER_MAX_TENSORS],
+        hi[PLANNER_MAX_TENSORS], arena = 0;
+    const size_t m = tp_greedy_order(t, n, TP_ORDER_SIZE, keys, order);
+    tp_status st = tp_tree_place(t, n, order, m, align, TP_GAP_BEST_FIT, NULL, off, &arena);
+    TPF_CHECK(st == TP_OK && arena == want_arena && memcmp(off, want, n * sizeof *off) == 0,
+              "the interval tree differs from the greedy plan (status %d)", (int)st);
+    tp_leaf_ranks ranks = { lo, hi, 0 };
+    TPF_CHECK(tp_lifetime_ranks(t, order, m, lo, hi, &ranks.n_leaves) == TP_OK,
+              "lifetime ranks refused");
+    arena = 0;
+    st = tp_bucket_place(t, n, order, m, &ranks, shift, align, TP_GAP_BEST_FIT, NULL, off,
+                         &arena);
+    TPF_CHECK(st == TP_OK && arena == want_arena && memcmp(off, want, n * sizeof *off) == 0,
+              "the time buckets (shift %u) differ from the greedy plan (status %d)", shift,
+              (int)st);
+}
+
 static int fuzz_planner(const uint8_t *d, size_t size)
 {
     if (size < 11)
@@ -134,6 +159,8 @@ static int fuzz_planner(const uint8_t *d, size_t size)
     if (rep.proven_optimal)
         TPF_CHECK(rep.lower_bound == arena, "proven optimal, bound %zu arena %zu",
                   rep.lower_bound, arena);
+    if (o.strategy == TP_PLAN_GREEDY && o.capacity == 0)
+        planner_check_passes(t, n, o.alignment, (unsigned)(d[2] >> 2) % 12, off, arena);
     if (o.strategy == TP_PLAN_GREEDY && o.alignment == 1 && o.capacity == 0) {
         size_t off1[PLANNER_MAX_TENSORS], arena1 = 0;
         TPF_CHECK(tp_plan_offsets(t, n, off1, &arena1) == TP_OK, "tp_plan_offsets refused");
