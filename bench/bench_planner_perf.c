@@ -302,20 +302,21 @@ static void short_family(tp_tensor_lifetime *t, size_t n, size_t few, uint64_t s
 }
 
 /* 8. The two passes behind tp_plan_offsets when the scan does not pay: interval tree vs time
- * buckets, and which one tp_greedy_place takes (its estimate). */
+ * buckets (with the shape they would take: bucket width 2^shift leaves, lifetimes of at least
+ * "long" leaves in the long list), and which one tp_greedy_place takes (its estimate). */
 static void bucket_section(void)
 {
     printf("\n8. greedy passes: interval tree vs time buckets (identical offsets; seconds; "
            "\"takes\": the pass tp_greedy_place chooses)\n");
-    printf("  %-14s %8s %9s %9s %8s %6s %8s %15s %15s\n", "lifetimes", "n", "tree", "buckets",
-           "tree/bk", "shift", "takes", "tree us/t est", "buckets est");
+    printf("  %-14s %8s %9s %9s %8s %6s %6s %8s %15s %15s\n", "lifetimes", "n", "tree",
+           "buckets", "tree/bk", "shift", "long", "takes", "tree us/t est", "buckets est");
     static const struct {
         const char *name;
         int kind; /* 0 local, 1 long (up to 1,000), 2 short (< 64), 3 short + 1/1000 long,
                      4 wide n/32 */
         size_t n;
     } runs[] = { { "local", 0, 100000 },      { "local", 0, 1000000 },
-                 { "short <64", 2, 1000000 }, { "short+long", 3, 100000 },
+                 { "short <64", 2, 1000000 }, { "short+long", 3, 1000000 },
                  { "long <1000", 1, 100000 }, { "wide n/32", 4, 30000 } };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         const size_t n = runs[r].n;
@@ -339,18 +340,18 @@ static void bucket_section(void)
         if (tp_greedy_order(t, n, TP_ORDER_SIZE, keys, order) != n)
             exit(1); /* every size is at least 1 */
         tp_leaf_ranks ranks = { lo, hi, 0 };
-        unsigned shift = 0;
+        tp_bucket_shape shape;
         tp_pass_estimate est;
         size_t arena_a = 0, arena_b = 0;
         if (tp_lifetime_ranks(t, order, n, lo, hi, &ranks.n_leaves) != TP_OK ||
-            tp_buckets_pay_off(t, order, n, &ranks, &shift, &est) != TP_OK)
+            tp_buckets_pay_off(t, order, n, &ranks, &shape, &est) != TP_OK)
             exit(1);
         double t0 = now();
         if (tp_tree_place(t, n, order, n, 1, TP_GAP_BEST_FIT, NULL, a, &arena_a) != TP_OK)
             exit(1);
         const double tree = now() - t0;
         t0 = now();
-        if (tp_bucket_place(t, n, order, n, &ranks, shift, 1, TP_GAP_BEST_FIT, NULL, b,
+        if (tp_bucket_place(t, n, order, n, &ranks, &shape, 1, TP_GAP_BEST_FIT, NULL, b,
                             &arena_b) != TP_OK)
             exit(1);
         const double bk = now() - t0;
@@ -359,8 +360,12 @@ static void bucket_section(void)
                     runs[r].name);
             exit(1);
         }
-        printf("  %-14s %8zu %9.3f %9.3f %7.2fx %6u %8s %7.2f %7.2f %7.2f %7.2f\n",
-               runs[r].name, n, tree, bk, tree / bk, shift, est.buckets ? "buckets" : "tree",
+        char long_from[24] = "-";
+        if (shape.long_from != SIZE_MAX)
+            snprintf(long_from, sizeof long_from, "%zu", shape.long_from);
+        printf("  %-14s %8zu %9.3f %9.3f %7.2fx %6u %6s %8s %7.2f %7.2f %7.2f %7.2f\n",
+               runs[r].name, n, tree, bk, tree / bk, shape.shift, long_from,
+               est.buckets ? "buckets" : "tree",
                est.tree_us, 1e6 * tree / (double)n, est.bucket_us, 1e6 * bk / (double)n);
         free(t);
         free(order);

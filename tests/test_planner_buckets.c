@@ -126,8 +126,11 @@ static void test_buckets_give_the_reference_offsets_at_every_width(void **state)
         tp_leaf_ranks ranks = { lo, hi, 0 };
         assert_int_equal(tp_lifetime_ranks(t, order, n, lo, hi, &ranks.n_leaves), TP_OK);
         for (unsigned shift = 0; shift <= 12; shift += 1 + (unsigned)below(3)) {
+            /* no long list, or lifetimes from 1, 2, 4 .. 128 leaves kept in it */
+            const tp_bucket_shape shape = { shift, below(3) == 0 ? SIZE_MAX
+                                                                 : (size_t)1 << below(8) };
             size_t arena = 1;
-            assert_int_equal(tp_bucket_place(t, n, order, n, &ranks, shift, align, rule, NULL,
+            assert_int_equal(tp_bucket_place(t, n, order, n, &ranks, &shape, align, rule, NULL,
                                              off, &arena),
                              TP_OK);
             assert_int_equal(arena, arena_want);
@@ -147,18 +150,22 @@ static void test_buckets_refuse_an_arena_past_size_max(void **state)
     tp_leaf_ranks ranks = { lo, hi, 0 };
     assert_int_equal(tp_lifetime_ranks(t, order, 3, lo, hi, &ranks.n_leaves), TP_OK);
     assert_int_equal(ranks.n_leaves, 3);
-    for (unsigned shift = 0; shift < 3; shift++) {
+    for (unsigned shift = 0; shift < 6; shift++) {
+        const tp_bucket_shape shape = { shift / 2, shift % 2 ? 2 : SIZE_MAX };
         assert_int_equal(
-            tp_bucket_place(t, 3, order, 3, &ranks, shift, 1, TP_GAP_BEST_FIT, NULL, off, &arena),
+            tp_bucket_place(t, 3, order, 3, &ranks, &shape, 1, TP_GAP_BEST_FIT, NULL, off, &arena),
             TP_ERR_OVERFLOW);
         assert_non_null(strstr(tp_last_error(), "tensor 1"));
         assert_int_equal(off[0] + off[1] + off[2], 0);
     }
 }
 
-/* One lifetime over the whole run makes every query read back to the first bucket: the
- * estimate that decides between the buckets and the tree must see it. */
-static void test_the_estimate_sees_a_lifetime_over_the_whole_run(void **state)
+/* The estimate that decides between the buckets and the tree, and the shape it picks: short
+ * lifetimes get buckets about their length and no long list; one lifetime over the whole run
+ * would make every placement read back to the first bucket, so it goes to the long list and
+ * the estimate stays about the same; a quarter of the lifetimes over the whole run cannot be
+ * kept apart cheaply, and the estimate must show it. */
+static void test_the_estimate_sees_lifetimes_over_the_whole_run(void **state)
 {
     (void)state;
     rng.state = 5;
@@ -170,18 +177,27 @@ static void test_the_estimate_sees_a_lifetime_over_the_whole_run(void **state)
         order[i] = i;
     }
     tp_leaf_ranks ranks = { lo, hi, 0 };
-    unsigned shift = 99;
-    double local = -1, spanning = -1;
+    tp_bucket_shape shape = { 99, 0 };
+    double local = -1, one = -1, many = -1;
     assert_int_equal(tp_lifetime_ranks(t, order, N, lo, hi, &ranks.n_leaves), TP_OK);
-    assert_int_equal(tp_bucket_choose(&ranks, N, &shift, &local), TP_OK);
+    assert_int_equal(tp_bucket_choose(&ranks, N, &shape, &local), TP_OK);
     assert_true(local > 0);
-    assert_true(shift >= 3 && shift <= 7); /* about the mean length, 16 */
+    assert_true(shape.shift >= 3 && shape.shift <= 7); /* about the mean length, 16 */
+    assert_int_equal(shape.long_from, SIZE_MAX);       /* nothing long to keep apart */
+
     t[N - 1].first_use = 0;
     assert_int_equal(tp_lifetime_ranks(t, order, N, lo, hi, &ranks.n_leaves), TP_OK);
-    assert_int_equal(tp_bucket_choose(&ranks, N, &shift, &spanning), TP_OK);
-    assert_true(spanning > 4 * local);
-    assert_int_equal(tp_bucket_choose(&ranks, 0, &shift, &spanning), TP_OK);
-    assert_true(spanning < 0); /* nothing to place: no estimate */
+    assert_int_equal(tp_bucket_choose(&ranks, N, &shape, &one), TP_OK);
+    assert_true(shape.long_from > 32 && shape.long_from <= N); /* only that one kept apart */
+    assert_true(one < 2 * local);
+
+    for (size_t i = 0; i < N; i += 4)
+        t[i].first_use = 0;
+    assert_int_equal(tp_lifetime_ranks(t, order, N, lo, hi, &ranks.n_leaves), TP_OK);
+    assert_int_equal(tp_bucket_choose(&ranks, N, &shape, &many), TP_OK);
+    assert_true(many > 4 * local); /* every placement reads half of 1,024 long ones */
+    assert_int_equal(tp_bucket_choose(&ranks, 0, &shape, &many), TP_OK);
+    assert_true(many < 0); /* nothing to place: no estimate */
     free(t);
 }
 
@@ -191,7 +207,7 @@ int main(void)
         cmocka_unit_test(test_the_radix_sort_is_a_stable_sort),
         cmocka_unit_test(test_buckets_give_the_reference_offsets_at_every_width),
         cmocka_unit_test(test_buckets_refuse_an_arena_past_size_max),
-        cmocka_unit_test(test_the_estimate_sees_a_lifetime_over_the_whole_run),
+        cmocka_unit_test(test_the_estimate_sees_lifetimes_over_the_whole_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,8 +223,8 @@ static void test_equal_gaps_follow_the_tie_rules(void **state)
 }
 
 /* Each pass behind tp_greedy_place run on its own, whichever it would choose: the interval
- * tree, and the time buckets at a width drawn at random (any width gives the same offsets,
- * only the speed differs). Both must give want[] and arena_want. */
+ * tree, and the time buckets at a width and a long-list length drawn at random (any shape
+ * gives the same offsets, only the speed differs). Both must give want[] and arena_want. */
 static void check_every_pass(const tp_tensor_lifetime *t, size_t n, const size_t *order,
                              size_t m, size_t align, tp_gap_rule rule, const size_t *want,
                              size_t arena_want)
@@ -237,10 +237,12 @@ static void check_every_pass(const tp_tensor_lifetime *t, size_t n, const size_t
     assert_memory_equal(off, want, n * sizeof *off);
     tp_leaf_ranks ranks = { lo, hi, 0 };
     assert_int_equal(tp_lifetime_ranks(t, order, m, lo, hi, &ranks.n_leaves), TP_OK);
-    const unsigned shift = (unsigned)below(10);
+    /* a long list from lifetimes of 1, 2, 4 .. leaves up, or none */
+    const tp_bucket_shape shape = { (unsigned)below(10),
+                                    below(3) == 0 ? SIZE_MAX : (size_t)1 << below(8) };
     arena = 1;
     assert_int_equal(
-        tp_bucket_place(t, n, order, m, &ranks, shift, align, rule, NULL, off, &arena), TP_OK);
+        tp_bucket_place(t, n, order, m, &ranks, &shape, align, rule, NULL, off, &arena), TP_OK);
     assert_int_equal(arena, arena_want);
     assert_memory_equal(off, want, n * sizeof *off);
     free(off);

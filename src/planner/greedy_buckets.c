@@ -36,15 +36,23 @@ typedef struct bk_head {
     uint32_t base, fill, reach, unused;
 } bk_head;
 
-/* reach[b] = min(b, the first bucket of every tensor whose last bucket is b or later), for
- * buckets of 2^shift leaves. */
-static void bk_reach(const tp_leaf_ranks *r, size_t n, unsigned shift, size_t n_buckets,
-                     size_t *reach)
+/* Whether tensor k is kept in the list of long lifetimes instead of a bucket. */
+static int bk_is_long(const tp_leaf_ranks *r, size_t k, size_t long_from)
+{
+    return r->hi[k] - r->lo[k] + 1 >= long_from;
+}
+
+/* reach[b] = min(b, the first bucket of every bucketed tensor whose last bucket is b or
+ * later), for buckets of 2^shift leaves. */
+static void bk_reach(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
+                     size_t n_buckets, size_t *reach)
 {
     for (size_t b = 0; b < n_buckets; b++)
         reach[b] = b;
     for (size_t k = 0; k < n; k++) {
-        const size_t fb = r->lo[k] >> shift, lb = r->hi[k] >> shift;
+        if (bk_is_long(r, k, shape->long_from))
+            continue;
+        const size_t fb = r->lo[k] >> shape->shift, lb = r->hi[k] >> shape->shift;
         if (fb < reach[lb])
             reach[lb] = fb;
     }
@@ -84,50 +92,94 @@ static tp_status bk_conflicts(const tp_leaf_ranks *r, size_t n, size_t *conflict
     return TP_OK;
 }
 
-/* Estimated microseconds per placement with buckets of 2^shift leaves. With half of every
- * tensor's conflicts placed when it comes (the order is unrelated to time): a fixed cost, the
- * entries read (half of those stored in the scanned buckets), the buckets visited, and the
- * conflicts kept times the rounds of merging their runs (about one run per bucket). Fitted to
- * measurements (2 cores, one thread; 1e5 to 1e6 tensors, lifetimes from under 8 to 1,000
- * leaves, shifts 3 to 8): 0.26 us + 2 ns per entry read + 65 ns per bucket + 7 ns per kept
- * conflict and merge round. count_below[b] = the tensors whose first leaf lies below bucket b. */
-static double bk_cost(const tp_leaf_ranks *r, size_t n, unsigned shift, const size_t *conflicts,
-                      size_t *reach, size_t *count_below)
+/* Estimated microseconds per placement for a shape. With half of every tensor's conflicts
+ * placed when it comes (the order is unrelated to time): a fixed cost, the entries read (half
+ * of those stored in the scanned buckets, and half the long list), the buckets visited, and
+ * the conflicts kept times the rounds of merging their runs (about one run per bucket, one
+ * for the long list). Fitted to measurements (2 cores, one thread; 1e5 to 1e6 tensors,
+ * lifetimes from under 8 to 1,000 leaves, shifts 3 to 8): 0.26 us + 2 ns per entry read +
+ * 65 ns per bucket + 7 ns per kept conflict and merge round. count_below[b] = the bucketed
+ * tensors whose first leaf lies below bucket b. */
+static double bk_cost(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
+                      const size_t *conflicts, size_t *reach, size_t *count_below)
 {
+    const unsigned shift = shape->shift;
     const size_t n_buckets = bk_count(r, shift);
-    bk_reach(r, n, shift, n_buckets, reach);
+    bk_reach(r, n, shape, n_buckets, reach);
     memset(count_below, 0, (n_buckets + 1) * sizeof *count_below);
-    for (size_t k = 0; k < n; k++)
-        count_below[(r->lo[k] >> shift) + 1]++;
+    size_t n_long = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (bk_is_long(r, k, shape->long_from))
+            n_long++;
+        else
+            count_below[(r->lo[k] >> shift) + 1]++;
+    }
     for (size_t b = 0; b < n_buckets; b++)
         count_below[b + 1] += count_below[b];
-    double entries = 0, buckets = 0, merging = 0;
-    for (size_t k = 0; k < n; k++) {
+    /* the sums over every 1 in `step` tensors (a deterministic sample), scaled up */
+    const size_t step = n > 65536 ? n / 65536 : 1;
+    double entries = 0, buckets = 0, merging = 0, sampled = 0;
+    for (size_t k = 0; k < n; k += step) {
+        sampled++;
         const size_t b0 = reach[r->lo[k] >> shift], b1 = r->hi[k] >> shift;
         entries += (double)(count_below[b1 + 1] - count_below[b0]);
         buckets += (double)(b1 - b0 + 1);
+        const size_t runs = b1 - b0 + 1 + (n_long > 0);
         unsigned rounds = 0;
-        while (((size_t)1 << rounds) < b1 - b0 + 1)
+        while (((size_t)1 << rounds) < runs)
             rounds++;
         merging += (double)conflicts[k] * rounds;
     }
-    return 0.26 + (0.5 * entries * 2e-3 + buckets * 65e-3 + 0.5 * merging * 7e-3) / (double)n;
+    entries += sampled * (double)n_long;
+    return 0.26 + (0.5 * entries * 2e-3 + buckets * 65e-3 + 0.5 * merging * 7e-3) / sampled;
 }
 
-tp_status tp_bucket_choose(const tp_leaf_ranks *r, size_t n, unsigned *shift,
+/* The cheaper of two shapes at one width: every lifetime in the buckets, or those of at least
+ * eight buckets' length in the long list (only worth a look when there are such lifetimes). */
+static double bk_best_at(const tp_leaf_ranks *r, size_t n, unsigned s, size_t longest,
+                         const size_t *conflicts, size_t *reach, size_t *below,
+                         tp_bucket_shape *shape)
+{
+    const tp_bucket_shape all = { s, SIZE_MAX }, split = { s, (size_t)8 << s };
+    const double us_all = bk_cost(r, n, &all, conflicts, reach, below);
+    if (split.long_from > longest) {
+        *shape = all;
+        return us_all;
+    }
+    const double us_split = bk_cost(r, n, &split, conflicts, reach, below);
+    *shape = us_split < us_all ? split : all;
+    return us_split < us_all ? us_split : us_all;
+}
+
+/* The floor of log2 of the median lifetime length, in leaves, and the longest length. */
+static unsigned bk_median_level(const tp_leaf_ranks *r, size_t n, size_t *longest)
+{
+    size_t count[64] = { 0 };
+    *longest = 0;
+    for (size_t k = 0; k < n; k++) {
+        const size_t len = r->hi[k] - r->lo[k] + 1;
+        unsigned level = 0;
+        while (level < 63 && ((size_t)2 << level) <= len)
+            level++;
+        count[level]++;
+        if (len > *longest)
+            *longest = len;
+    }
+    unsigned level = 0;
+    for (size_t seen = count[0]; seen < (n + 1) / 2; seen += count[++level]) {
+    }
+    return level;
+}
+
+tp_status tp_bucket_choose(const tp_leaf_ranks *r, size_t n, tp_bucket_shape *shape,
                            double *us_per_placement)
 {
-    *shift = 0;
+    *shape = (tp_bucket_shape){ 0, SIZE_MAX };
     *us_per_placement = -1;
     if (n == 0 || n >= UINT32_MAX || r->n_leaves >= UINT32_MAX)
         return TP_OK;
-    double mean = 0;
-    for (size_t k = 0; k < n; k++)
-        mean += (double)(r->hi[k] - r->lo[k] + 1);
-    mean /= (double)n;
-    unsigned s0 = 0; /* about the mean lifetime */
-    while (s0 < 30 && (double)((size_t)2 << s0) <= mean)
-        s0++;
+    size_t longest = 0;
+    const unsigned s0 = bk_median_level(r, n, &longest);
     size_t *reach = malloc((r->n_leaves + 1) * sizeof *reach);
     size_t *below = malloc((r->n_leaves + 2) * sizeof *below);
     size_t *conflicts = malloc(n * sizeof *conflicts);
@@ -136,13 +188,14 @@ tp_status tp_bucket_choose(const tp_leaf_ranks *r, size_t n, unsigned *shift,
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n);
     if (st == TP_OK)
         st = bk_conflicts(r, n, conflicts);
-    /* from a little below the mean lifetime upward, while wider buckets cost less */
+    /* from a little below the median lifetime upward, while wider buckets cost less */
     for (unsigned s = s0 > 0 ? s0 - 1 : 0; st == TP_OK && s <= s0 + 6 && s < 32; s++) {
-        const double us = bk_cost(r, n, s, conflicts, reach, below);
+        tp_bucket_shape here;
+        const double us = bk_best_at(r, n, s, longest, conflicts, reach, below, &here);
         if (*us_per_placement >= 0 && us >= *us_per_placement)
             break;
         *us_per_placement = us;
-        *shift = s;
+        *shape = here;
     }
     free(reach);
     free(below);
@@ -150,10 +203,11 @@ tp_status tp_bucket_choose(const tp_leaf_ranks *r, size_t n, unsigned *shift,
     return st;
 }
 
-/* The bucket heads of a pass (fill 0) and the most buckets a query visits. */
-static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, unsigned shift, bk_head **out,
-                          size_t *max_runs)
+/* The bucket heads of a pass (fill 0), the most runs a query gathers and the long lifetimes. */
+static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
+                          bk_head **out, size_t *max_runs, size_t *n_long)
 {
+    const unsigned shift = shape->shift;
     const size_t n_buckets = bk_count(r, shift);
     size_t *reach = malloc(n_buckets * sizeof *reach);
     bk_head *h = calloc(n_buckets + 1, sizeof *h);
@@ -162,9 +216,14 @@ static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, unsigned shift, bk_h
         free(reach);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the time buckets", n);
     }
-    bk_reach(r, n, shift, n_buckets, reach);
-    for (size_t k = 0; k < n; k++)
-        h[(r->lo[k] >> shift) + 1].base++;
+    bk_reach(r, n, shape, n_buckets, reach);
+    *n_long = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (bk_is_long(r, k, shape->long_from))
+            (*n_long)++;
+        else
+            h[(r->lo[k] >> shift) + 1].base++;
+    }
     for (size_t b = 0; b < n_buckets; b++) {
         h[b + 1].base += h[b].base;
         h[b].reach = (uint32_t)reach[b];
@@ -175,6 +234,7 @@ static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, unsigned shift, bk_h
         if (span > *max_runs)
             *max_runs = span;
     }
+    *max_runs += 1; /* the long list */
     free(reach);
     return TP_OK;
 }
@@ -212,7 +272,8 @@ static void bk_prefetch_heads(const tp_tensor_lifetime *tensors, const size_t *o
 #undef BK_WIDTH
 
 tp_status tp_bucket_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
-                          size_t n_order, const tp_leaf_ranks *ranks, unsigned shift,
+                          size_t n_order, const tp_leaf_ranks *ranks,
+                          const tp_bucket_shape *shape,
                           size_t alignment, tp_gap_rule rule, const tp_greedy_ticker *ticker,
                           size_t *offsets, size_t *arena_size)
 {
@@ -225,10 +286,10 @@ tp_status tp_bucket_place(const tp_tensor_lifetime *tensors, size_t count, const
         return tp_fail(TP_ERR_INVALID, "%zu tensors: too many for the time buckets", n_order);
     const size_t align = alignment == 0 ? 1 : alignment;
     int too_wide = 0;
-    tp_status st = bk_place_32(tensors, order, n_order, ranks, shift, align, rule, ticker,
+    tp_status st = bk_place_32(tensors, order, n_order, ranks, shape, align, rule, ticker,
                                offsets, arena_size, &too_wide);
     if (st == TP_OK && too_wide)
-        st = bk_place_64(tensors, order, n_order, ranks, shift, align, rule, ticker, offsets,
+        st = bk_place_64(tensors, order, n_order, ranks, shape, align, rule, ticker, offsets,
                          arena_size, &too_wide);
     if (st != TP_OK)
         for (size_t i = 0; i < count; i++)

@@ -23,11 +23,14 @@ typedef struct bk_block {
 } bk_block;
 
 /* The scratch of one pass: the buckets (bucket b's entries at entries[head[b].base], the
- * head[b].fill placed ones kept in address order) and the blocks of a query with their runs. */
+ * head[b].fill placed ones kept in address order), the placed long lifetimes (in address
+ * order too) and the blocks of a query with their runs. */
 typedef struct bk_state {
     unsigned shift;
+    size_t long_from;
     bk_head *head;
-    bk_entry *entries;
+    bk_entry *entries, *longs;
+    uint32_t n_longs;
     bk_block *blocks, *merged;
     uint32_t *runs; /* run r is blocks[runs[r] .. runs[r + 1]) */
 } bk_state;
@@ -36,35 +39,46 @@ static void bk_free(bk_state *s)
 {
     free(s->head);
     free(s->entries);
+    free(s->longs);
     free(s->blocks);
     free(s->merged);
     free(s->runs);
 }
 
-static tp_status bk_setup(bk_state *s, const tp_leaf_ranks *r, size_t n, unsigned shift)
+static tp_status bk_setup(bk_state *s, const tp_leaf_ranks *r, size_t n,
+                          const tp_bucket_shape *shape)
 {
     memset(s, 0, sizeof *s);
-    s->shift = shift;
-    size_t max_runs = 0;
-    tp_status st = bk_heads(r, n, shift, &s->head, &max_runs);
+    s->shift = shape->shift;
+    s->long_from = shape->long_from;
+    size_t max_runs = 0, n_long = 0;
+    tp_status st = bk_heads(r, n, shape, &s->head, &max_runs, &n_long);
     if (st != TP_OK)
         return st;
     s->entries = malloc(n * sizeof *s->entries);
+    s->longs = malloc((n_long ? n_long : 1) * sizeof *s->longs);
     s->blocks = malloc(n * sizeof *s->blocks);
     s->merged = malloc(n * sizeof *s->merged);
     s->runs = malloc((max_runs + 1) * sizeof *s->runs);
-    if (s->entries == NULL || s->blocks == NULL || s->merged == NULL || s->runs == NULL)
+    if (s->entries == NULL || s->longs == NULL || s->blocks == NULL || s->merged == NULL ||
+        s->runs == NULL)
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the time buckets", n);
     return TP_OK;
 }
 
-/* The blocks of placed tensors whose leaves meet [lo, hi], one address-ordered run per
- * non-empty bucket; returns the number of runs. */
+/* The blocks of placed tensors whose leaves meet [lo, hi], one address-ordered run for the
+ * long list and one per non-empty bucket; returns the number of runs. */
 static size_t bk_gather(bk_state *s, uint32_t lo, uint32_t hi)
 {
     const uint32_t b1 = hi >> s->shift;
     uint32_t n = 0;
     size_t n_runs = 0;
+    for (uint32_t i = 0; i < s->n_longs; i++) {
+        s->blocks[n] = (bk_block){ s->longs[i].start, s->longs[i].end };
+        n += s->longs[i].hi >= lo && s->longs[i].lo <= hi;
+    }
+    if (n > 0)
+        s->runs[n_runs++] = 0;
     for (uint32_t b = s->head[lo >> s->shift].reach; b <= b1; b++) {
         const bk_entry *e = s->entries + s->head[b].base;
         const uint32_t m = s->head[b].fill, run_start = n;
@@ -152,13 +166,20 @@ static void bk_prefetch(const bk_state *s, uint32_t lo, uint32_t hi)
     }
 }
 
-/* Stores a placed tensor in the bucket of its first leaf, keeping the bucket in address
- * order. */
+/* Stores a placed tensor in the bucket of its first leaf, or in the long list, keeping either
+ * in address order. */
 static void bk_insert(bk_state *s, uint32_t lo, uint32_t hi, POS start, POS end)
 {
-    bk_head *h = &s->head[lo >> s->shift];
-    bk_entry *e = s->entries + h->base;
-    uint32_t i = h->fill++;
+    bk_entry *e;
+    uint32_t i;
+    if ((size_t)(hi - lo) + 1 >= s->long_from) {
+        e = s->longs;
+        i = s->n_longs++;
+    } else {
+        bk_head *h = &s->head[lo >> s->shift];
+        e = s->entries + h->base;
+        i = h->fill++;
+    }
     while (i > 0 && e[i - 1].start > start) {
         e[i] = e[i - 1];
         i--;
@@ -168,13 +189,14 @@ static void bk_insert(bk_state *s, uint32_t lo, uint32_t hi, POS start, POS end)
 
 /* Sets *too_wide (and returns TP_OK with no plan) when a block would end at or above POS_MAX. */
 static tp_status bk_place(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
-                          const tp_leaf_ranks *r, unsigned shift, size_t align, tp_gap_rule rule,
-                          const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size,
-                          int *too_wide)
+                          const tp_leaf_ranks *r, const tp_bucket_shape *shape, size_t align,
+                          tp_gap_rule rule, const tp_greedy_ticker *ticker, size_t *offsets,
+                          size_t *arena_size, int *too_wide)
 {
     *too_wide = 0;
     bk_state s;
-    tp_status st = bk_setup(&s, r, n_order, shift);
+    const unsigned shift = shape->shift;
+    tp_status st = bk_setup(&s, r, n_order, shape);
     size_t arena = 0;
     double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t k = 0; k < n_order && st == TP_OK; k++) {

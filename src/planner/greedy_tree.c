@@ -151,13 +151,13 @@ static tp_status tree_place_ranked(const tp_tensor_lifetime *tensors, size_t cou
 }
 
 tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
-                             size_t n_order, const tp_leaf_ranks *ranks, unsigned *shift,
+                             size_t n_order, const tp_leaf_ranks *ranks, tp_bucket_shape *shape,
                              tp_pass_estimate *est)
 {
     est->bucket_us = -1;
     est->tree_us = n_order > 0 ? tree_us(mean_live(tensors, order, n_order)) : 0;
     est->buckets = 0;
-    tp_status st = tp_bucket_choose(ranks, n_order, shift, &est->bucket_us);
+    tp_status st = tp_bucket_choose(ranks, n_order, shape, &est->bucket_us);
     if (st == TP_OK && n_order > 0)
         est->buckets = est->bucket_us >= 0 && est->bucket_us < est->tree_us;
     return st;
@@ -181,12 +181,12 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
     }
     tp_leaf_ranks ranks;
     tp_status st = ranks_of(tensors, order, n_order, &ranks);
-    unsigned shift = 0;
+    tp_bucket_shape shape = { 0, SIZE_MAX };
     tp_pass_estimate est = { 0, 0, 0 };
     if (st == TP_OK)
-        st = tp_buckets_pay_off(tensors, order, n_order, &ranks, &shift, &est);
+        st = tp_buckets_pay_off(tensors, order, n_order, &ranks, &shape, &est);
     if (st == TP_OK && est.buckets)
-        st = tp_bucket_place(tensors, count, order, n_order, &ranks, shift, alignment, rule,
+        st = tp_bucket_place(tensors, count, order, n_order, &ranks, &shape, alignment, rule,
                              ticker, offsets, arena_size);
     else if (st == TP_OK)
         st = tree_place_ranked(tensors, count, order, n_order, &ranks, alignment, rule, ticker,

@@ -48,18 +48,25 @@ typedef struct tp_leaf_ranks {
     size_t n_leaves;
 } tp_leaf_ranks;
 
-/* The greedy pass of tp_greedy_place with placed tensors kept in time buckets of 2^shift
- * leaves (greedy_buckets.c): the same offsets, fast when lifetimes are short next to the run.
- * ranks from tp_lifetime_ranks over the same order, shift from tp_bucket_choose. */
+/* How the bucket pass keeps placed tensors: buckets of 2^shift leaves, and lifetimes of at
+ * least long_from leaves in one list apart (SIZE_MAX: none), which every placement reads. */
+typedef struct tp_bucket_shape {
+    unsigned shift;
+    size_t long_from;
+} tp_bucket_shape;
+
+/* The greedy pass of tp_greedy_place with placed tensors kept in time buckets
+ * (greedy_buckets.c): the same offsets whatever the shape, fast when lifetimes are short next
+ * to the run. ranks from tp_lifetime_ranks over the same order, shape from tp_bucket_choose. */
 tp_status tp_bucket_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
-                          size_t n_order, const tp_leaf_ranks *ranks, unsigned shift,
-                          size_t alignment, tp_gap_rule rule, const tp_greedy_ticker *ticker,
-                          size_t *offsets, size_t *arena_size);
-/* The best bucket width for these ranks and the estimated microseconds per placement of
+                          size_t n_order, const tp_leaf_ranks *ranks,
+                          const tp_bucket_shape *shape, size_t alignment, tp_gap_rule rule,
+                          const tp_greedy_ticker *ticker, size_t *offsets, size_t *arena_size);
+/* The best shape for these ranks and the estimated microseconds per placement of
  * tp_bucket_place with it (*us_per_placement < 0: the buckets cannot hold these tensors). */
-tp_status tp_bucket_choose(const tp_leaf_ranks *ranks, size_t n, unsigned *shift,
+tp_status tp_bucket_choose(const tp_leaf_ranks *ranks, size_t n, tp_bucket_shape *shape,
                            double *us_per_placement);
-/* Whether tp_greedy_place takes the bucket pass (est->buckets = 1, at *shift) rather than the
+/* Whether tp_greedy_place takes the bucket pass (est->buckets = 1, with *shape) rather than the
  * tree for these tensors once the scan is ruled out: the bucket estimate against the tree's
  * model, both in microseconds per placement. */
 typedef struct tp_pass_estimate {
@@ -67,7 +74,7 @@ typedef struct tp_pass_estimate {
     int buckets;
 } tp_pass_estimate;
 tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
-                             size_t n_order, const tp_leaf_ranks *ranks, unsigned *shift,
+                             size_t n_order, const tp_leaf_ranks *ranks, tp_bucket_shape *shape,
                              tp_pass_estimate *est);
 
 /* x rounded up to a multiple of a (> 0); x itself with *overflow = 1 when that passes

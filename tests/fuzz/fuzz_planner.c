@@ -88,9 +88,11 @@ static void planner_check_plan(const tp_tensor_lifetime *t, size_t n, const size
 }
 
 /* The greedy passes behind tp_plan_offsets give the same offsets however they are chosen: the
- * interval tree, and the time buckets 2^shift leaves wide, on the size order. */
+ * interval tree, and the time buckets 2^shift leaves wide (lifetimes of 2^shift leaves or more
+ * in the long list when keep_long), on the size order. */
 static void planner_check_passes(const tp_tensor_lifetime *t, size_t n, size_t align,
-                                 unsigned shift, const size_t *want, size_t want_arena)
+                                 unsigned shift, int keep_long, const size_t *want,
+                                 size_t want_arena)
 {
     tp_order_key keys[PLANNER_MAX_TENSORS];
     size_t order[PLANNER_MAX_TENSORS], off[PLANNER_MAX_TENSORS], lo[PLANNER_MAX_TENSORS],
@@ -103,7 +105,8 @@ static void planner_check_passes(const tp_tensor_lifetime *t, size_t n, size_t a
     TPF_CHECK(tp_lifetime_ranks(t, order, m, lo, hi, &ranks.n_leaves) == TP_OK,
               "lifetime ranks refused");
     arena = 0;
-    st = tp_bucket_place(t, n, order, m, &ranks, shift, align, TP_GAP_BEST_FIT, NULL, off,
+    const tp_bucket_shape shape = { shift, keep_long ? (size_t)1 << shift : SIZE_MAX };
+    st = tp_bucket_place(t, n, order, m, &ranks, &shape, align, TP_GAP_BEST_FIT, NULL, off,
                          &arena);
     TPF_CHECK(st == TP_OK && arena == want_arena && memcmp(off, want, n * sizeof *off) == 0,
               "the time buckets (shift %u) differ from the greedy plan (status %d)", shift,
@@ -160,7 +163,8 @@ static int fuzz_planner(const uint8_t *d, size_t size)
         TPF_CHECK(rep.lower_bound == arena, "proven optimal, bound %zu arena %zu",
                   rep.lower_bound, arena);
     if (o.strategy == TP_PLAN_GREEDY && o.capacity == 0)
-        planner_check_passes(t, n, o.alignment, (unsigned)(d[2] >> 2) % 12, off, arena);
+        planner_check_passes(t, n, o.alignment, (unsigned)(d[2] >> 2) % 12, d[2] >> 7, off,
+                             arena);
     if (o.strategy == TP_PLAN_GREEDY && o.alignment == 1 && o.capacity == 0) {
         size_t off1[PLANNER_MAX_TENSORS], arena1 = 0;
         TPF_CHECK(tp_plan_offsets(t, n, off1, &arena1) == TP_OK, "tp_plan_offsets refused");
