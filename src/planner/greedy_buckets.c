@@ -20,12 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 /* How many placements ahead the bucket lists are loaded (their heads twice as far). */
 #define BK_AHEAD 2
 
@@ -92,30 +86,39 @@ static tp_status bk_conflicts(const tp_leaf_ranks *r, size_t n, size_t *conflict
     return TP_OK;
 }
 
-/* Estimated microseconds per placement for a shape. With half of every tensor's conflicts
- * placed when it comes (the order is unrelated to time): a fixed cost, the entries read (half
- * of those stored in the scanned buckets, and half the long list), the buckets visited, and
- * the conflicts kept times the rounds of merging their runs (about one run per bucket, one
- * for the long list). Fitted to measurements (2 cores, one thread; 1e5 to 1e6 tensors,
- * lifetimes from under 8 to 1,000 leaves, shifts 3 to 8): 0.26 us + 2 ns per entry read +
- * 65 ns per bucket + 7 ns per kept conflict and merge round. count_below[b] = the bucketed
- * tensors whose first leaf lies below bucket b. */
-static double bk_cost(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
-                      const size_t *conflicts, size_t *reach, size_t *count_below)
+/* count_below[b] = the bucketed tensors whose first leaf lies below bucket b, for b up to
+ * n_buckets; returns the number of long lifetimes. */
+static size_t bk_count_below(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
+                             size_t n_buckets, size_t *count_below)
 {
-    const unsigned shift = shape->shift;
-    const size_t n_buckets = bk_count(r, shift);
-    bk_reach(r, n, shape, n_buckets, reach);
     memset(count_below, 0, (n_buckets + 1) * sizeof *count_below);
     size_t n_long = 0;
     for (size_t k = 0; k < n; k++) {
         if (bk_is_long(r, k, shape->long_from))
             n_long++;
         else
-            count_below[(r->lo[k] >> shift) + 1]++;
+            count_below[(r->lo[k] >> shape->shift) + 1]++;
     }
     for (size_t b = 0; b < n_buckets; b++)
         count_below[b + 1] += count_below[b];
+    return n_long;
+}
+
+/* Estimated microseconds per placement for a shape. With half of every tensor's conflicts
+ * placed when it comes (the order is unrelated to time): a fixed cost, the entries read (half
+ * of those stored in the scanned buckets, and half the long list), the buckets visited, and
+ * the conflicts kept times the rounds of merging their runs (about one run per bucket, one
+ * for the long list). Fitted to measurements (2 cores, one thread; 1e5 to 1e6 tensors,
+ * lifetimes from under 8 to 1,000 leaves, shifts 3 to 8): 0.26 us + 2 ns per entry read +
+ * 65 ns per bucket + 7 ns per kept conflict and merge round. reach and count_below are
+ * scratch of n_leaves + 1 and n_leaves + 2 entries. */
+static double bk_cost(const tp_leaf_ranks *r, size_t n, const tp_bucket_shape *shape,
+                      const size_t *conflicts, size_t *reach, size_t *count_below)
+{
+    const unsigned shift = shape->shift;
+    const size_t n_buckets = bk_count(r, shift);
+    bk_reach(r, n, shape, n_buckets, reach);
+    const size_t n_long = bk_count_below(r, n, shape, n_buckets, count_below);
     /* the sums over every 1 in `step` tensors (a deterministic sample), scaled up */
     const size_t step = n > 65536 ? n / 65536 : 1;
     double entries = 0, buckets = 0, merging = 0, sampled = 0;
@@ -166,8 +169,9 @@ static unsigned bk_median_level(const tp_leaf_ranks *r, size_t n, size_t *longes
             *longest = len;
     }
     unsigned level = 0;
-    for (size_t seen = count[0]; seen < (n + 1) / 2; seen += count[++level]) {
-    }
+    size_t seen = count[0];
+    while (seen < (n + 1) / 2)
+        seen += count[++level];
     return level;
 }
 
@@ -210,22 +214,18 @@ static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, const tp_bucket_shap
     const unsigned shift = shape->shift;
     const size_t n_buckets = bk_count(r, shift);
     size_t *reach = malloc(n_buckets * sizeof *reach);
+    size_t *below = malloc((n_buckets + 1) * sizeof *below);
     bk_head *h = calloc(n_buckets + 1, sizeof *h);
     *out = h;
-    if (reach == NULL || h == NULL) {
+    if (reach == NULL || below == NULL || h == NULL) {
         free(reach);
+        free(below);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the time buckets", n);
     }
     bk_reach(r, n, shape, n_buckets, reach);
-    *n_long = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (bk_is_long(r, k, shape->long_from))
-            (*n_long)++;
-        else
-            h[(r->lo[k] >> shift) + 1].base++;
-    }
+    *n_long = bk_count_below(r, n, shape, n_buckets, below);
     for (size_t b = 0; b < n_buckets; b++) {
-        h[b + 1].base += h[b].base;
+        h[b].base = (uint32_t)below[b];
         h[b].reach = (uint32_t)reach[b];
     }
     *max_runs = 0;
@@ -236,6 +236,7 @@ static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, const tp_bucket_shap
     }
     *max_runs += 1; /* the long list */
     free(reach);
+    free(below);
     return TP_OK;
 }
 
@@ -243,9 +244,9 @@ static tp_status bk_heads(const tp_leaf_ranks *r, size_t n, const tp_bucket_shap
 static void bk_prefetch_heads(const tp_tensor_lifetime *tensors, const size_t *order,
                               const tp_leaf_ranks *r, const bk_head *h, unsigned shift, size_t k)
 {
-    PREFETCH(&tensors[order[k]]);
-    PREFETCH(&h[r->lo[k] >> shift]);
-    PREFETCH(&h[r->hi[k] >> shift]);
+    TP_PREFETCH(&tensors[order[k]]);
+    TP_PREFETCH(&h[r->lo[k] >> shift]);
+    TP_PREFETCH(&h[r->hi[k] >> shift]);
 }
 
 /* Everything that holds addresses is compiled twice: with 32-bit addresses, tried first (the

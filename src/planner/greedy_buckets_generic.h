@@ -162,7 +162,7 @@ static void bk_prefetch(const bk_state *s, uint32_t lo, uint32_t hi)
         const char *p = (const char *)(s->entries + s->head[b].base);
         const size_t bytes = s->head[b].fill * sizeof(bk_entry);
         for (size_t at = 0; at < bytes; at += 64)
-            PREFETCH(p + at);
+            TP_PREFETCH(p + at);
     }
 }
 

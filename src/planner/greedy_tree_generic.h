@@ -429,8 +429,8 @@ static inline void gp_step_nodes(greedy_state *g, size_t k, size_t n_order)
         query_nodes(&g->t, g->leaf_lo[k + 1], g->leaf_hi[k + 1], g->nodes_next,
                     &g->n_nodes_next, &g->n_canon_next);
         for (size_t c = 0; c < g->n_nodes_next; c++) {
-            PREFETCH(&g->t.sub[g->nodes_next[c]]);
-            PREFETCH(&g->t.own[g->nodes_next[c]]);
+            TP_PREFETCH(&g->t.sub[g->nodes_next[c]]);
+            TP_PREFETCH(&g->t.own[g->nodes_next[c]]);
         }
     } else {
         g->n_nodes_next = g->n_canon_next = 0;
@@ -523,7 +523,7 @@ static inline tp_status gp_insert(greedy_state *g, size_t offset, size_t size)
         const span_set *set =
             c < g->n_canon_next ? &t->sub[g->nodes_next[c]] : &t->own[g->nodes_next[c]];
         for (uint32_t i = 0; i < set->n; i += 64 / sizeof(span)) /* one per cache line */
-            PREFETCH(&set->v[i]);
+            TP_PREFETCH(&set->v[i]);
     }
     size_t n_add = 0;
     for (size_t c = 0; c < g->n_nodes; c++) {
