@@ -110,8 +110,9 @@ static tp_status read_string(cursor *c, const char *what, tp_gguf_str *s)
 {
     const size_t at = c->pos;
     uint64_t n = 0;
-    char len_what[96];
-    snprintf(len_what, sizeof len_what, "the length of %s", what);
+    char len_what[96] = "";
+    if (left(c) < 8) /* named only for the refusal: open reads one string per token */
+        snprintf(len_what, sizeof len_what, "the length of %s", what);
     TP_TRY(read_uint(c, 8, len_what, &n));
     if (n > TP_GGUF_MAX_STRING)
         return bad(c, at, "expected %s of at most %llu bytes, got %llu", what,
