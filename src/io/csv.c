@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "io/output_file.h"
@@ -20,9 +18,9 @@ static const char *const column_names[COL_COUNT] = {"id",     "lower",     "uppe
 
 /* Header spellings MiniMalloc accepts for the same columns (docs/planner.md, "CSV"). An
  * `end` column holds the last time step, inclusive: upper = end + 1. */
-static const struct { const char *name; int column; } column_aliases[] = {
-    {"buffer", COL_ID}, {"buffer_id", COL_ID}, {"start", COL_LOWER}, {"begin", COL_LOWER},
-    {"end", COL_UPPER},
+static const struct { const char *name; int column, inclusive; } column_aliases[] = {
+    {"buffer", COL_ID, 0}, {"buffer_id", COL_ID, 0}, {"start", COL_LOWER, 0},
+    {"begin", COL_LOWER, 0}, {"end", COL_UPPER, 1},
 };
 
 typedef struct field {
@@ -323,7 +321,7 @@ static tp_status parse_header(parser *p, size_t col_of[COL_COUNT], size_t *ncols
             int alias = 0;
             for (size_t k = 0; k < sizeof column_aliases / sizeof *column_aliases; k++)
                 if (column_aliases[k].column == c && name_equals(&p->fields[i], column_aliases[k].name))
-                    alias = 1 + (c == COL_UPPER && strcmp(column_aliases[k].name, "end") == 0);
+                    alias = 1 + column_aliases[k].inclusive;
             if (!alias && !name_equals(&p->fields[i], column_names[c]))
                 continue;
             if (alias == 2)

@@ -110,8 +110,9 @@ static tp_status read_string(cursor *c, const char *what, tp_gguf_str *s)
 {
     const size_t at = c->pos;
     uint64_t n = 0;
-    char len_what[96];
-    snprintf(len_what, sizeof len_what, "the length of %s", what);
+    char len_what[96] = "";
+    if (left(c) < 8) /* named only for the refusal: open reads one string per token */
+        snprintf(len_what, sizeof len_what, "the length of %s", what);
     TP_TRY(read_uint(c, 8, len_what, &n));
     if (n > TP_GGUF_MAX_STRING)
         return bad(c, at, "expected %s of at most %llu bytes, got %llu", what,
@@ -564,21 +565,6 @@ static tp_status get_kv(const tp_gguf *g, const char *key, tp_gguf_vtype type, t
     return TP_OK;
 }
 
-static float bits_f32(uint64_t bits)
-{
-    const uint32_t u = (uint32_t)bits;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static double bits_f64(uint64_t bits)
-{
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 #define TP_GGUF_GETTER(fn, T, vtype, conv)                                                    \
     tp_status fn(const tp_gguf *g, const char *key, T *out)                                   \
     {                                                                                         \
@@ -596,8 +582,8 @@ TP_GGUF_GETTER(tp_gguf_get_u32, uint32_t, TP_GGUF_U32, (uint32_t)kv->bits)
 TP_GGUF_GETTER(tp_gguf_get_i32, int32_t, TP_GGUF_I32, (int32_t)(uint32_t)kv->bits)
 TP_GGUF_GETTER(tp_gguf_get_u64, uint64_t, TP_GGUF_U64, kv->bits)
 TP_GGUF_GETTER(tp_gguf_get_i64, int64_t, TP_GGUF_I64, (int64_t)kv->bits)
-TP_GGUF_GETTER(tp_gguf_get_f32, float, TP_GGUF_F32, bits_f32(kv->bits))
-TP_GGUF_GETTER(tp_gguf_get_f64, double, TP_GGUF_F64, bits_f64(kv->bits))
+TP_GGUF_GETTER(tp_gguf_get_f32, float, TP_GGUF_F32, tp_gguf_bits_f32(kv->bits))
+TP_GGUF_GETTER(tp_gguf_get_f64, double, TP_GGUF_F64, tp_gguf_bits_f64(kv->bits))
 TP_GGUF_GETTER(tp_gguf_get_bool, int, TP_GGUF_BOOL, kv->bits != 0)
 TP_GGUF_GETTER(tp_gguf_get_string, tp_gguf_str, TP_GGUF_STRING, kv->string)
 

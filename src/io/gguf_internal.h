@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum tp_gguf_size_rc {
     TP_GGUF_SIZE_OK = 0,
@@ -22,6 +23,22 @@ void tp_gguf_type_refusal(uint32_t type, char *buf, size_t size);
 
 /* Bytes of one scalar of a value type; 0 for string, array and invalid ids. */
 size_t tp_gguf_vtype_bytes(uint32_t type);
+
+/* An f32 / f64 value from its bits (tp_gguf_kv.bits, tp_gguf_array_bits). */
+static inline float tp_gguf_bits_f32(uint64_t bits)
+{
+    const uint32_t u = (uint32_t)bits;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline double tp_gguf_bits_f64(uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
 
 /* PAD(x, a) for a power of two a; returns 0 when it would wrap. */
 static inline int tp_gguf_pad(uint64_t x, uint64_t a, uint64_t *out)

@@ -51,6 +51,9 @@ typedef struct gm_tensor_spec {
  * globals first, then one layer's. *n receives the count. */
 const gm_tensor_spec *tp_gguf_model_specs(tp_arch arch, size_t *n);
 
+/* The file name of spec s in LAYER ("blk.LAYER.NAME" when per_layer, else NAME). */
+void tp_gguf_model_spec_name(const gm_tensor_spec *s, int layer, char *buf, size_t size);
+
 /* The width of dimension d under config c. */
 int64_t tp_gguf_model_dim(const tp_model_config *c, gm_dim d);
 

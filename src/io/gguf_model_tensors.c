@@ -91,7 +91,7 @@ int tp_gguf_model_flag(const tp_model_config *c, gm_flag f)
     return 1;
 }
 
-static void spec_name(const gm_tensor_spec *s, int layer, char *buf, size_t size)
+void tp_gguf_model_spec_name(const gm_tensor_spec *s, int layer, char *buf, size_t size)
 {
     if (s->per_layer)
         snprintf(buf, size, "blk.%d.%s", layer, s->name);
@@ -211,19 +211,20 @@ tp_status tp_gguf_model_check_tensors(const tp_gguf *g, tp_model_config *c)
     for (gm_flag f = GM_OUTPUT; f <= GM_FFN_BIAS; f++) {
         const gm_tensor_spec *head = group_head(specs, n, f);
         if (head)
-            spec_name(head, 0, name, sizeof name);
+            tp_gguf_model_spec_name(head, 0, name, sizeof name);
         set_flag(c, f, head && tp_gguf_find_tensor(g, name) != NULL);
     }
     TP_TRY(check_listed(g, c, arch));
     for (size_t i = 0; i < n; i++) {
         const int on = tp_gguf_model_flag(c, specs[i].flag);
         for (int l = 0; l < (specs[i].per_layer ? c->n_layer : 1); l++) {
-            spec_name(&specs[i], l, name, sizeof name);
+            tp_gguf_model_spec_name(&specs[i], l, name, sizeof name);
             const tp_gguf_tensor *t = tp_gguf_find_tensor(g, name);
             if (!t && on) {
                 char head[TP_GGUF_MAX_NAME + 1] = "";
                 if (specs[i].flag != GM_REQUIRED)
-                    spec_name(group_head(specs, n, specs[i].flag), 0, head, sizeof head);
+                    tp_gguf_model_spec_name(group_head(specs, n, specs[i].flag), 0, head,
+                                            sizeof head);
                 return tp_fail(TP_ERR_INVALID, "%s: tensor '%s': missing%s%s%s", file, name,
                                head[0] ? " (" : "", head, head[0] ? " is present)" : "");
             }
@@ -268,7 +269,7 @@ tp_status tp_gguf_model_weights(const tp_gguf *g, const tp_model_config *config,
         if (!tp_gguf_model_flag(config, specs[i].flag))
             continue;
         for (int l = 0; l < (specs[i].per_layer ? config->n_layer : 1) && st == TP_OK; l++) {
-            spec_name(&specs[i], l, name, sizeof name);
+            tp_gguf_model_spec_name(&specs[i], l, name, sizeof name);
             const tp_gguf_tensor *t = tp_gguf_find_tensor(g, name);
             if (!t) {
                 st = tp_fail(TP_ERR_INVALID, "%s: tensor '%s': missing", tp_gguf_name(g), name);

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "io/gguf_model_vocab.h"
+#include "io/tokenizer_internal.h"
 #include "tensorplan/tokenizer.h"
 
 /* Common English words, most frequent first (a word's weight falls with its position). */
@@ -84,22 +85,7 @@ void gm_vocab_free(gm_vocab *v)
 /* The byte table of docs/tokenizer.md: byte b as the UTF-8 text of its code point. */
 static void byte_text(unsigned b, char out[3])
 {
-    unsigned cp = b;
-    if (!((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE))) {
-        unsigned k = 0;
-        for (unsigned x = 0; x < b; x++)
-            if (!((x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE)))
-                k++;
-        cp = 0x100 + k;
-    }
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        out[1] = '\0';
-    } else {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        out[2] = '\0';
-    }
+    out[tp_utf8_put(tp_bpe_byte_to_cp((uint8_t)b), out)] = '\0'; /* code points < 0x800 */
 }
 
 /* The words being merged: each a row of symbol token ids and a weight. */

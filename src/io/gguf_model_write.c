@@ -135,10 +135,7 @@ static tp_status add_tensors(wctx *x, const tp_model_config *c, const tp_weights
                 if (specs[i].per_layer != pass || !tp_gguf_model_flag(c, specs[i].flag))
                     continue;
                 char name[TP_GGUF_MAX_NAME + 1];
-                if (pass)
-                    snprintf(name, sizeof name, "blk.%d.%s", l, specs[i].name);
-                else
-                    snprintf(name, sizeof name, "%s", specs[i].name);
+                tp_gguf_model_spec_name(&specs[i], l, name, sizeof name);
                 const tp_weight *wt = tp_weights_find(wts, name);
                 if (!wt)
                     return tp_fail(TP_ERR_INVALID, "test model: no weight '%s'", name);

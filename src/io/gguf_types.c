@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "common/error.h"
 #include "io/gguf_internal.h"
@@ -123,17 +122,8 @@ double tp_gguf_bits_to_double(tp_gguf_vtype type, uint64_t bits)
     case TP_GGUF_I32: return (double)(int32_t)(uint32_t)bits;
     case TP_GGUF_I64: return (double)(int64_t)bits;
     case TP_GGUF_BOOL: return bits != 0 ? 1.0 : 0.0;
-    case TP_GGUF_F32: {
-        const uint32_t u = (uint32_t)bits;
-        float f;
-        memcpy(&f, &u, sizeof f);
-        return f;
-    }
-    case TP_GGUF_F64: {
-        double d;
-        memcpy(&d, &bits, sizeof d);
-        return d;
-    }
+    case TP_GGUF_F32: return tp_gguf_bits_f32(bits);
+    case TP_GGUF_F64: return tp_gguf_bits_f64(bits);
     default:
         return 0.0;
     }

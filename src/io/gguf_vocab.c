@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "io/gguf_internal.h"
 
 #define KEY(name) "tokenizer.ggml." name
 
@@ -97,10 +98,8 @@ static tp_status read_attrs(const tp_gguf *g, vocab_arrays *a, tp_vocab_desc *d)
         a->scores = malloc(d->n_tokens * sizeof *a->scores);
         if (!a->scores)
             return tp_fail(TP_ERR_NOMEM, "tokenizer: out of memory for scores");
-        for (size_t i = 0; i < arr.count; i++) {
-            uint32_t bits = (uint32_t)tp_gguf_array_bits(&arr, i);
-            memcpy(&a->scores[i], &bits, sizeof bits);
-        }
+        for (size_t i = 0; i < arr.count; i++)
+            a->scores[i] = tp_gguf_bits_f32(tp_gguf_array_bits(&arr, i));
         d->scores = a->scores;
     }
     TP_TRY(optional(tp_gguf_get_array(g, KEY("token_type"), TP_GGUF_I32, &arr), &present));

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "io/output_file.h"
@@ -144,16 +142,15 @@ static tp_status end_record(tp_gguf_writer *w, size_t start, size_t keys, tp_sta
 
 static tp_status add_scalar(tp_gguf_writer *w, const char *key, tp_gguf_vtype type, uint64_t bits)
 {
-    if (key && strcmp(key, "general.alignment") == 0) {
-        if (type != TP_GGUF_U32 || bits == 0 || (bits & (bits - 1)) != 0)
-            return tp_fail(TP_ERR_INVALID, "GGUF writer: general.alignment must be a u32 "
-                           "non-zero power of two");
-    }
+    const int alignment = key && strcmp(key, "general.alignment") == 0;
+    if (alignment && (type != TP_GGUF_U32 || bits == 0 || (bits & (bits - 1)) != 0))
+        return tp_fail(TP_ERR_INVALID, "GGUF writer: general.alignment must be a u32 "
+                       "non-zero power of two");
     const size_t start = w->kv.len, keys = w->n_keys;
     tp_status st = begin_record(w, key, type);
     if (st == TP_OK)
         st = put_le(&w->kv, bits, tp_gguf_vtype_bytes(type));
-    if (st == TP_OK && type == TP_GGUF_U32 && strcmp(key, "general.alignment") == 0)
+    if (st == TP_OK && alignment)
         w->alignment = bits;
     return end_record(w, start, keys, st);
 }

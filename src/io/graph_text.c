@@ -1,7 +1,6 @@
 #include "io/graph_text.h"
 #include "io/output_file.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

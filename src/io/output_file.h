@@ -13,8 +13,9 @@
 
 #include "tensorplan/status.h"
 
-/* Writes the whole output to f; a status other than TP_OK aborts the file. A TP_ERR_IO
- * without a message of its own is reported as "PATH: cannot write: <errno text>". */
+/* Writes the whole output to f; a status other than TP_OK aborts the file. A TP_ERR_IO (or
+ * an error on f, or a failed close) is reported as "PATH: cannot write: <errno text>", in
+ * place of any message the function left. */
 typedef tp_status (*tp_output_fn)(FILE *f, void *ctx);
 
 tp_status tp_output_file(const char *path, tp_output_fn write, void *ctx);

@@ -38,7 +38,7 @@ void tp_html_page_destroy(tp_html_page *page)
     if (!page)
         return;
     for (size_t i = 0; i < page->n_panels; i++) {
-        tp_html_panel *q = &page->panels[i];
+        tp_html_panel *q = &page->panels[i].panel;
         for (size_t k = 0; k < q->count; k++) {
             tp_html_rect *r = (tp_html_rect *)&q->rects[k];
             free((char *)r->name);
@@ -51,8 +51,6 @@ void tp_html_page_destroy(tp_html_page *page)
         free((char *)q->title);
     }
     free(page->panels);
-    free(page->rect_cap);
-    free(page->band_cap);
     free(page->title);
     free(page);
 }
@@ -64,16 +62,10 @@ tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const ch
         return tp_fail(TP_ERR_INVALID, "tp_html_page_add_panel: NULL page");
     size_t n = page->n_panels;
     tp_status st = TP_GROW(&page->panels, &page->cap_panels, n + 1);
-    if (st == TP_OK)
-        st = TP_GROW(&page->rect_cap, &page->cap_rect_cap, n + 1);
-    if (st == TP_OK)
-        st = TP_GROW(&page->band_cap, &page->cap_band_cap, n + 1);
     if (st != TP_OK)
         return st;
-    tp_html_panel *q = &page->panels[n];
-    memset(q, 0, sizeof *q);
-    page->rect_cap[n] = 0;
-    page->band_cap[n] = 0;
+    memset(&page->panels[n], 0, sizeof page->panels[n]);
+    tp_html_panel *q = &page->panels[n].panel;
     q->group = copy_string(group ? group : "");
     q->title = copy_string(title ? title : "");
     if (!q->group || !q->title) {
@@ -93,7 +85,7 @@ tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_
 {
     if (!page || !rect || index >= page->n_panels)
         return tp_fail(TP_ERR_INVALID, "tp_html_page_add_rect: no such panel");
-    tp_html_panel *q = &page->panels[index];
+    tp_html_panel *q = &page->panels[index].panel;
     if (rect->first > rect->last)
         return tp_fail(TP_ERR_INVALID, "html rect %zu '%s': first step %zu after last %zu",
                        q->count, rect->name ? rect->name : "", rect->first, rect->last);
@@ -101,7 +93,7 @@ tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_
         return tp_fail(TP_ERR_OVERFLOW, "html rect %zu '%s': offset + size overflows",
                        q->count, rect->name ? rect->name : "");
     tp_html_rect *rects = (tp_html_rect *)q->rects;
-    tp_status st = TP_GROW(&rects, &page->rect_cap[index], q->count + 1);
+    tp_status st = TP_GROW(&rects, &page->panels[index].rect_cap, q->count + 1);
     if (st != TP_OK)
         return st;
     q->rects = rects;
@@ -127,9 +119,9 @@ tp_status tp_html_page_add_band(tp_html_page *page, size_t index, size_t offset,
         return tp_fail(TP_ERR_INVALID, "tp_html_page_add_band: no such panel");
     if (size > SIZE_MAX - offset)
         return tp_fail(TP_ERR_OVERFLOW, "html band: offset + size overflows");
-    tp_html_panel *q = &page->panels[index];
+    tp_html_panel *q = &page->panels[index].panel;
     size_t *bands = (size_t *)q->bands;
-    tp_status st = TP_GROW(&bands, &page->band_cap[index], 2 * q->n_bands + 2);
+    tp_status st = TP_GROW(&bands, &page->panels[index].band_cap, 2 * q->n_bands + 2);
     if (st != TP_OK)
         return st;
     bands[2 * q->n_bands] = offset;
@@ -150,7 +142,7 @@ tp_html_panel tp_html_page_panel(const tp_html_page *page, size_t i)
     memset(&none, 0, sizeof none);
     if (!page || i >= page->n_panels)
         return none;
-    return page->panels[i];
+    return page->panels[i].panel;
 }
 
 /* Steps as events: +size at first, -size after last; sorted, the running sum peaks. */
@@ -265,7 +257,7 @@ tp_status tp_html_page_explain(const tp_html_page *page, FILE *out, size_t top)
     if (!page || !out)
         return tp_fail(TP_ERR_INVALID, "tp_html_page_explain: NULL argument");
     for (size_t i = 0; i < page->n_panels; i++) {
-        const tp_html_panel *q = &page->panels[i];
+        const tp_html_panel *q = &page->panels[i].panel;
         size_t *order = malloc((q->count + 1) * sizeof *order);
         if (!order)
             return tp_fail(TP_ERR_NOMEM, "html explain: out of memory");

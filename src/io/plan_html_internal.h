@@ -6,14 +6,17 @@
 
 #include "tensorplan/plan_html.h"
 
+/* A panel and the capacities of its arrays. */
+typedef struct tp_html_slot {
+    tp_html_panel panel; /* rects and strings owned by the page */
+    size_t rect_cap;     /* capacity of panel.rects */
+    size_t band_cap;     /* capacity (in numbers) of panel.bands */
+} tp_html_slot;
+
 struct tp_html_page {
     char *title;
-    tp_html_panel *panels; /* rects and strings owned by the page */
+    tp_html_slot *panels;
     size_t n_panels, cap_panels;
-    size_t *rect_cap;      /* capacity of each panel's rects */
-    size_t cap_rect_cap;
-    size_t *band_cap;      /* capacity (in numbers) of each panel's bands */
-    size_t cap_band_cap;
 };
 
 /* The style sheet and the script that draws the embedded data, one line per string, NULL

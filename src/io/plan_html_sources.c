@@ -195,7 +195,7 @@ static tp_status region_rects(tp_html_page *page, const tp_allocator *a, const b
 static tp_status finish_panels(tp_html_page *page, size_t first, size_t n)
 {
     for (size_t i = first; i < page->n_panels; i++) {
-        tp_html_panel *q = &page->panels[i];
+        tp_html_panel *q = &page->panels[i].panel;
         if (q->steps < n + 1)
             q->steps = n + 1;
         size_t *order = malloc((q->count + 1) * sizeof *order), step, m;

@@ -166,7 +166,7 @@ static tp_status page_text(const tp_html_page *page, char **out)
     tp_gtext_puts(&t, ",\"panels\":[\n");
     for (size_t i = 0; i < page->n_panels; i++) {
         tp_gtext_puts(&t, i ? ",\n" : "");
-        tp_status st = panel_json(&t, &page->panels[i]);
+        tp_status st = panel_json(&t, &page->panels[i].panel);
         if (st != TP_OK) {
             free(t.data);
             return st;
