@@ -150,17 +150,25 @@ static tp_status tree_place_ranked(const tp_tensor_lifetime *tensors, size_t cou
                            offsets, arena_size, &too_wide);
 }
 
-tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
-                             size_t n_order, const tp_leaf_ranks *ranks, tp_bucket_shape *shape,
-                             tp_pass_estimate *est)
+/* tp_buckets_pay_off with the mean number of tensors live (mean_live) already known. */
+static tp_status buckets_pay_off_live(size_t n_order, double live, const tp_leaf_ranks *ranks,
+                                      tp_bucket_shape *shape, tp_pass_estimate *est)
 {
     est->bucket_us = -1;
-    est->tree_us = n_order > 0 ? tree_us(mean_live(tensors, order, n_order)) : 0;
+    est->tree_us = n_order > 0 ? tree_us(live) : 0;
     est->buckets = 0;
     tp_status st = tp_bucket_choose(ranks, n_order, shape, &est->bucket_us);
     if (st == TP_OK && n_order > 0)
         est->buckets = est->bucket_us >= 0 && est->bucket_us < est->tree_us;
     return st;
+}
+
+tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *order,
+                             size_t n_order, const tp_leaf_ranks *ranks, tp_bucket_shape *shape,
+                             tp_pass_estimate *est)
+{
+    const double live = n_order > 0 ? mean_live(tensors, order, n_order) : 0;
+    return buckets_pay_off_live(n_order, live, ranks, shape, est);
 }
 
 /* The scan where it pays, else the buckets where their estimate beats the tree's model, else
@@ -184,7 +192,7 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
     tp_bucket_shape shape = { 0, SIZE_MAX };
     tp_pass_estimate est = { 0, 0, 0 };
     if (st == TP_OK)
-        st = tp_buckets_pay_off(tensors, order, n_order, &ranks, &shape, &est);
+        st = buckets_pay_off_live(n_order, live, &ranks, &shape, &est);
     if (st == TP_OK && est.buckets)
         st = tp_bucket_place(tensors, count, order, n_order, &ranks, &shape, alignment, rule,
                              ticker, offsets, arena_size);
