@@ -122,12 +122,9 @@ tp_bufref tp_alloc_region_ref(const tp_persistent_region *r);
 void tp_walk_free(walk *w);                        /* alloc_liveness.c */
 tp_status tp_walk_liveness(walk *w);               /* alloc_liveness.c */
 tp_status tp_walk_run(walk *w);                    /* alloc_walk.c     */
-tp_status tp_walk_place_arenas(walk *w);           /* alloc_place.c    */
 tp_status tp_walk_stats(walk *w, double t0);       /* alloc_stats.c    */
 /* Records pool buffer (backend, id) in the plan's held list once (alloc_walk.c). */
 tp_status tp_walk_hold(walk *w, int backend, size_t id);
-/* Files hb[k] in the liveness table under its current deadline (alloc_walk.c). */
-tp_status tp_walk_track(walk *w, size_t k);
 
 
 /* Takes the current plan out of the allocator: its buffers and staging buffers go back to

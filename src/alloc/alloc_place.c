@@ -47,7 +47,8 @@ static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
 }
 
 
-tp_status tp_walk_place_arenas(walk *w)
+/* The arena strategy: per backend, the logical buffers placed in one arena by the planner. */
+static tp_status place_arenas(walk *w)
 {
     tp_plan *p = w->p;
     tp_tensor_lifetime *lt = malloc((w->n_hb ? w->n_hb : 1) * sizeof *lt);
@@ -162,7 +163,7 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
         if (st == TP_OK)
             st = tp_walk_run(&w);
         if (st == TP_OK && p->opts.strategy == TP_STRATEGY_ARENA)
-            st = tp_walk_place_arenas(&w);
+            st = place_arenas(&w);
         if (st == TP_OK)
             st = tp_walk_stats(&w, t0);
     }
