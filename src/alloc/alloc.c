@@ -4,15 +4,11 @@
  * and alloc_place.c (planning a graph), alloc_stats.c (statistics and queries),
  * alloc_host.c (host access, input filling, staging). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
-#include "common/grow.h"
-#include "tensorplan/planner.h"
 
 size_t tp_size_class(size_t e)
 {

@@ -2,14 +2,12 @@
  * places the arena strategy's logical buffers with the planner, and keeps the statistics
  * (docs/allocator.md). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "common/grow.h"
 #include "tensorplan/planner.h"
 #include "tensorplan/ops.h"
 

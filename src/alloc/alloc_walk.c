@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
 #include "common/grow.h"
-#include "tensorplan/planner.h"
 #include "tensorplan/ops.h"
 
 tp_status tp_walk_hold(walk *w, int backend, size_t id)
