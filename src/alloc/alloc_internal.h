@@ -115,6 +115,8 @@ typedef struct walk {
 /* Lifetime helpers (alloc.c): a plan's storage, and its buffers back to the free lists. */
 void tp_alloc_plan_free(tp_plan *p);
 void tp_alloc_plan_release(tp_allocator *a, tp_plan *p);
+/* The current plan, if any, released and freed; the allocator then holds none. */
+void tp_alloc_drop_plan(tp_allocator *a);
 /* The bufref of a whole persistent region (alloc_regions.c). */
 tp_bufref tp_alloc_region_ref(const tp_persistent_region *r);
 

@@ -114,11 +114,7 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
     double t0 = tp_clock_seconds();
     /* Step 1: the previous plan's buffers and staging buffers go back to their pools;
      * persistent regions are untouched. */
-    if (a->plan) {
-        tp_alloc_plan_release(a, a->plan);
-        tp_alloc_plan_free(a->plan);
-        a->plan = NULL;
-    }
+    tp_alloc_drop_plan(a);
     tp_status st = check_graph(a, g);
     if (st != TP_OK)
         return st;
