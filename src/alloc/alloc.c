@@ -4,15 +4,11 @@
  * and alloc_place.c (planning a graph), alloc_stats.c (statistics and queries),
  * alloc_host.c (host access, input filling, staging). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
-#include "common/grow.h"
-#include "tensorplan/planner.h"
 
 size_t tp_size_class(size_t e)
 {
@@ -165,6 +161,15 @@ void tp_alloc_plan_release(tp_allocator *a, tp_plan *p)
     }
 }
 
+void tp_alloc_drop_plan(tp_allocator *a)
+{
+    if (!a->plan)
+        return;
+    tp_alloc_plan_release(a, a->plan);
+    tp_alloc_plan_free(a->plan);
+    a->plan = NULL;
+}
+
 void tp_allocator_destroy(tp_allocator *a)
 {
     if (!a)
@@ -200,11 +205,7 @@ tp_status tp_alloc_attach_plan(tp_allocator *a, tp_plan *p)
 {
     if (!a || !p)
         return tp_fail(TP_ERR_INVALID, "tp_alloc_attach_plan: NULL argument");
-    if (a->plan) {
-        tp_alloc_plan_release(a, a->plan);
-        tp_alloc_plan_free(a->plan);
-        a->plan = NULL;
-    }
+    tp_alloc_drop_plan(a);
     /* Re-mapping takes the plan's own buffers back; it never allocates. Every buffer the
      * plan names is free now: only the current plan holds activation buffers, and
      * persistent regions and staging buffers are always fresh pool buffers. */

@@ -1,15 +1,12 @@
 /* Host access to windows, input filling, and the staging windows the scheduler copies
  * cross-backend sources into (docs/allocator.md). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
 #include "common/grow.h"
-#include "tensorplan/planner.h"
 
 /* --- windows, inputs, staging ---------------------------------------------------------------- */
 

@@ -115,6 +115,8 @@ typedef struct walk {
 /* Lifetime helpers (alloc.c): a plan's storage, and its buffers back to the free lists. */
 void tp_alloc_plan_free(tp_plan *p);
 void tp_alloc_plan_release(tp_allocator *a, tp_plan *p);
+/* The current plan, if any, released and freed; the allocator then holds none. */
+void tp_alloc_drop_plan(tp_allocator *a);
 /* The bufref of a whole persistent region (alloc_regions.c). */
 tp_bufref tp_alloc_region_ref(const tp_persistent_region *r);
 
@@ -122,12 +124,9 @@ tp_bufref tp_alloc_region_ref(const tp_persistent_region *r);
 void tp_walk_free(walk *w);                        /* alloc_liveness.c */
 tp_status tp_walk_liveness(walk *w);               /* alloc_liveness.c */
 tp_status tp_walk_run(walk *w);                    /* alloc_walk.c     */
-tp_status tp_walk_place_arenas(walk *w);           /* alloc_place.c    */
 tp_status tp_walk_stats(walk *w, double t0);       /* alloc_stats.c    */
 /* Records pool buffer (backend, id) in the plan's held list once (alloc_walk.c). */
 tp_status tp_walk_hold(walk *w, int backend, size_t id);
-/* Files hb[k] in the liveness table under its current deadline (alloc_walk.c). */
-tp_status tp_walk_track(walk *w, size_t k);
 
 
 /* Takes the current plan out of the allocator: its buffers and staging buffers go back to

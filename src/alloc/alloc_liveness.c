@@ -1,15 +1,12 @@
 /* The first step of planning a graph: positions and liveness in the scheduler's order, and
  * the constant-time (backend, pool id) maps the walk keeps (docs/allocator.md). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
 #include "common/grow.h"
-#include "tensorplan/planner.h"
 
 void tp_idmap_free(idmap *m)
 {

@@ -2,14 +2,12 @@
  * places the arena strategy's logical buffers with the planner, and keeps the statistics
  * (docs/allocator.md). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "common/grow.h"
 #include "tensorplan/planner.h"
 #include "tensorplan/ops.h"
 
@@ -47,7 +45,8 @@ static tp_status check_graph(const tp_allocator *a, const tp_graph *g)
 }
 
 
-tp_status tp_walk_place_arenas(walk *w)
+/* The arena strategy: per backend, the logical buffers placed in one arena by the planner. */
+static tp_status place_arenas(walk *w)
 {
     tp_plan *p = w->p;
     tp_tensor_lifetime *lt = malloc((w->n_hb ? w->n_hb : 1) * sizeof *lt);
@@ -115,11 +114,7 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
     double t0 = tp_clock_seconds();
     /* Step 1: the previous plan's buffers and staging buffers go back to their pools;
      * persistent regions are untouched. */
-    if (a->plan) {
-        tp_alloc_plan_release(a, a->plan);
-        tp_alloc_plan_free(a->plan);
-        a->plan = NULL;
-    }
+    tp_alloc_drop_plan(a);
     tp_status st = check_graph(a, g);
     if (st != TP_OK)
         return st;
@@ -162,7 +157,7 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
         if (st == TP_OK)
             st = tp_walk_run(&w);
         if (st == TP_OK && p->opts.strategy == TP_STRATEGY_ARENA)
-            st = tp_walk_place_arenas(&w);
+            st = place_arenas(&w);
         if (st == TP_OK)
             st = tp_walk_stats(&w, t0);
     }

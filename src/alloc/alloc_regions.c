@@ -1,15 +1,12 @@
 /* Persistent regions (created once, never part of a plan) and the KV pair of each decoder
  * layer, which lives in them and survives every re-plan (docs/allocator.md). */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
 #include "common/grow.h"
-#include "tensorplan/planner.h"
 
 /* --- persistent regions and KV ------------------------------------------------------------ */
 

@@ -1,14 +1,12 @@
 /* A plan's statistics (peaks of live and held bytes, buffers per backend) and the queries
  * on the current plan (docs/allocator.md). */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "common/grow.h"
 #include "tensorplan/planner.h"
 #include "tensorplan/ops.h"
 

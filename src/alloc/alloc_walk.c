@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
-#include "common/clock.h"
 #include "common/error.h"
 #include "common/grow.h"
-#include "tensorplan/planner.h"
 #include "tensorplan/ops.h"
 
 tp_status tp_walk_hold(walk *w, int backend, size_t id)
@@ -30,7 +28,7 @@ tp_status tp_walk_hold(walk *w, int backend, size_t id)
 }
 
 /* Files hb[k] in the liveness table under its current deadline. */
-tp_status tp_walk_track(walk *w, size_t k)
+static tp_status walk_track(walk *w, size_t k)
 {
     tp_status gst = TP_GROW(&w->entries, &w->cap_entries, w->n_entries + 1);
     if (gst != TP_OK)
@@ -43,7 +41,7 @@ tp_status tp_walk_track(walk *w, size_t k)
 }
 
 /* An ordinary buffer for node id at position t, tracked with the node's deadline. */
-tp_status tp_walk_acquire(walk *w, size_t id, size_t t)
+static tp_status walk_acquire(walk *w, size_t id, size_t t)
 {
     const tp_node *node = &w->g->nodes[id];
     int be = tp_alloc_node_backend(node);
@@ -78,7 +76,7 @@ tp_status tp_walk_acquire(walk *w, size_t id, size_t t)
         h.elems = elems;
     }
     w->hb[w->n_hb] = h;
-    tp_status st = tp_walk_track(w, w->n_hb);
+    tp_status st = walk_track(w, w->n_hb);
     if (st != TP_OK)
         return st; /* a pool buffer taken above is in p->held: released with the plan */
     w->held_of[id] = w->n_hb;
@@ -173,7 +171,7 @@ static tp_status inputs_first(walk *w)
         size_t id = g->inputs[k];
         if (p->mapped[id])
             continue; /* listed twice */
-        st = tp_walk_acquire(w, id, 0);
+        st = walk_acquire(w, id, 0);
         if (st != TP_OK)
             return st;
         w->start[id] = 0;
@@ -235,14 +233,14 @@ tp_status tp_walk_run(walk *w)
                 held_buf *h = &w->hb[w->held_of[s]];
                 if (w->last_use[id] > h->deadline) {
                     h->deadline = w->last_use[id];
-                    st = tp_walk_track(w, w->held_of[s]);
+                    st = walk_track(w, w->held_of[s]);
                     if (st != TP_OK)
                         return st;
                 }
             }
             continue;
         }
-        st = tp_walk_acquire(w, id, t);
+        st = walk_acquire(w, id, t);
         if (st != TP_OK)
             return st;
     }

@@ -4,14 +4,11 @@
 
 #include "common/error.h"
 #include "common/clock.h"
-#include "common/cpu_count.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void tp_plan_options_init(tp_plan_options *options)
 {

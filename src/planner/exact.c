@@ -29,7 +29,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The search keeps its recursion on the C stack; this caps the depth. */
 #define EX_MAX_BUFFERS 4096u

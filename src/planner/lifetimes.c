@@ -29,46 +29,44 @@ tp_status tp_check_plan_args(const tp_tensor_lifetime *tensors, size_t count,
 
 /* Sorted by the first uses, each tensor's lo is the number of distinct first uses before its
  * own; sorted by the last uses, its hi is the number of distinct first uses at or before its
- * last use, less one (its own first use is one of them). Two stable radix sorts and two walks. */
+ * last use, less one (its own first use is one of them). Two stable radix sorts and two walks;
+ * the first walk is over before the second sort, so both sorts share one pair of arrays (the
+ * last uses wait in hi meanwhile). */
 tp_status tp_lifetime_ranks(const tp_tensor_lifetime *tensors, const size_t *order, size_t n,
                             size_t *lo, size_t *hi, size_t *n_ranks)
 {
     *n_ranks = 0;
     if (n == 0)
         return TP_OK;
-    tp_sort_item *firsts = malloc(n * sizeof *firsts), *lasts = malloc(n * sizeof *lasts);
-    tp_sort_item *spare = malloc(n * sizeof *spare);
+    tp_sort_item *items = malloc(n * sizeof *items), *spare = malloc(n * sizeof *spare);
     size_t *times = malloc(n * sizeof *times);
-    if (firsts == NULL || lasts == NULL || spare == NULL || times == NULL) {
-        free(firsts);
-        free(lasts);
+    if (items == NULL || spare == NULL || times == NULL) {
+        free(items);
         free(spare);
         free(times);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", n);
     }
     for (size_t k = 0; k < n; k++) {
         const tp_tensor_lifetime *t = &tensors[order[k]];
-        firsts[k] = (tp_sort_item){ t->first_use, k };
-        lasts[k] = (tp_sort_item){ t->last_use, k };
+        items[k] = (tp_sort_item){ t->first_use, k };
+        hi[k] = t->last_use; /* kept in hi until the second sort takes it */
     }
-    tp_sort_item *free_one = spare;
-    const tp_sort_item *by_first = tp_sort_items(firsts, spare, n);
-    if (by_first == spare)
-        free_one = firsts;
+    const tp_sort_item *by_first = tp_sort_items(items, spare, n);
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) {
         if (distinct == 0 || times[distinct - 1] != by_first[i].key)
             times[distinct++] = by_first[i].key;
         lo[by_first[i].val] = distinct - 1;
     }
-    const tp_sort_item *by_last = tp_sort_items(lasts, free_one, n);
+    for (size_t k = 0; k < n; k++)
+        items[k] = (tp_sort_item){ hi[k], k };
+    const tp_sort_item *by_last = tp_sort_items(items, spare, n);
     for (size_t i = 0, at = 0; i < n; i++) {
         while (at < distinct && times[at] <= by_last[i].key)
             at++;
         hi[by_last[i].val] = at - 1;
     }
-    free(firsts);
-    free(lasts);
+    free(items);
     free(spare);
     free(times);
     *n_ranks = distinct;

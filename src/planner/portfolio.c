@@ -7,12 +7,10 @@
 #include "common/cpu_count.h"
 #include "common/sort.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The portfolio: deterministic orders (tp_greedy_order) with a gap rule each. */
 
