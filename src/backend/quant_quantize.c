@@ -162,17 +162,6 @@ static void k4_pack(uint8_t s[12], int j, unsigned ls, unsigned lm)
     }
 }
 
-static void k4_unpack(const uint8_t s[12], int j, unsigned *sc, unsigned *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63u;
-        *m = s[j + 4] & 63u;
-    } else {
-        *sc = (s[j + 4] & 15u) | (unsigned)(s[j - 4] >> 6) << 4;
-        *m = (unsigned)(s[j + 4] >> 4) | (unsigned)(s[j] >> 6) << 4;
-    }
-}
-
 static unsigned scale6(float v, float inv)
 {
     int q = nearest(inv * v);
@@ -206,7 +195,7 @@ static void quant_q4_k_block(const float *x, uint8_t *blk)
     uint8_t q[256];
     for (int j = 0; j < 8; j++) {
         unsigned sc, mn;
-        k4_unpack(blk + 4, j, &sc, &mn);
+        tp_k4_scale_min(blk + 4, j, &sc, &mn);
         float D = d * (float)sc, M = dmin * (float)mn;
         for (int l = 0; l < 32; l++) {
             int v = D != 0.0f ? nearest((x[32 * j + l] + M) / D) : 0;
