@@ -106,32 +106,14 @@ typedef struct matmul_ctx {
     float *y;
 } matmul_ctx;
 
-#define TP_TOKEN_BLOCK 64
-
 static void matmul_rows(void *arg, size_t r0, size_t r1, int worker)
 {
     (void)worker;
     const matmul_ctx *c = arg;
-    const size_t n_in = c->n_in, n_out = c->n_out;
-    /* token blocks keep a slab of x hot while the rows of W stream through */
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_TOKEN_BLOCK < c->n_tok ? t0 + TP_TOKEN_BLOCK : c->n_tok;
-        for (size_t r = r0; r < r1; r++) {
-            const float *w = c->W + r * n_in;
-            float bias = c->b ? c->b[r] : 0.0f;
-            size_t t = t0;
-            for (; t + 4 <= t1; t += 4) {
-                float s[4];
-                dot4(w, c->x + t * n_in, c->x + (t + 1) * n_in, c->x + (t + 2) * n_in,
-                     c->x + (t + 3) * n_in, n_in, s);
-                for (int k = 0; k < 4; k++)
-                    c->y[(t + (size_t)k) * n_out + r] = c->b ? s[k] + bias : s[k];
-            }
-            for (; t < t1; t++) {
-                float s = dot1(w, c->x + t * n_in, n_in);
-                c->y[t * n_out + r] = c->b ? s + bias : s;
-            }
-        }
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
+        for (size_t r = r0; r < r1; r++)
+            dot_tokens(c->W + r * c->n_in, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
     }
 }
 

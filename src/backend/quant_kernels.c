@@ -13,9 +13,6 @@
 #include "common/error.h"
 #include "tensorplan/kernels.h"
 
-#define TP_QUANT_TOKEN_BLOCK 64
-
-
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
 typedef struct mm_ctx {
@@ -29,12 +26,12 @@ typedef struct mm_ctx {
     float *scratch; /* n_in floats per worker */
 } mm_ctx;
 
-static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
+static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
-    const size_t n_in = c->n_in, n_out = c->n_out;
-    float *scratch = c->scratch + (size_t)worker * n_in;
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_QUANT_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_QUANT_TOKEN_BLOCK < c->n_tok ? t0 + TP_QUANT_TOKEN_BLOCK : c->n_tok;
+    const mm_ctx *c = ctx;
+    float *scratch = c->scratch + (size_t)worker * c->n_in;
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
         for (size_t r = r0; r < r1; r++) {
             const uint8_t *src = c->W + r * c->row_bytes;
             const float *w = scratch;
@@ -42,25 +39,9 @@ static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
                 w = (const float *)(const void *)src;
             else
                 c->deq(src, scratch, c->n_blocks);
-            size_t t = t0;
-            for (; t + 4 <= t1; t += 4) {
-                const float *x0 = c->x + t * n_in;
-                float s[4];
-                dot4(w, x0, x0 + n_in, x0 + 2 * n_in, x0 + 3 * n_in, n_in, s);
-                for (size_t k = 0; k < 4; k++)
-                    c->y[(t + k) * n_out + r] = c->b ? s[k] + c->b[r] : s[k];
-            }
-            for (; t < t1; t++) {
-                float s = dot1(w, c->x + t * n_in, n_in);
-                c->y[t * n_out + r] = c->b ? s + c->b[r] : s;
-            }
+            dot_tokens(w, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
         }
     }
-}
-
-static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
-{
-    mm_rows(ctx, r0, r1, worker);
 }
 
 static size_t resolve_threads(int n_threads, size_t n_out, double work)
