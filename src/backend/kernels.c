@@ -34,13 +34,6 @@ int tp_kernels_threads(void)
     return g_threads > 0 ? g_threads : online_cpus();
 }
 
-static int resolve_threads(int n)
-{
-    if (n <= 0)
-        n = tp_kernels_threads();
-    return n > TP_KERNEL_MAX_THREADS ? TP_KERNEL_MAX_THREADS : n;
-}
-
 uint32_t tp_kernel_bits_u32(const float *data, size_t i)
 {
     uint32_t v;
@@ -125,12 +118,8 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
     if (n_in == 0 || n_out == 0)
         return tp_fail(TP_ERR_INVALID, "mul_mat: empty matrix (%zu x %zu)", n_out, n_in);
     matmul_ctx c = {W, b, x, n_in, n_out, n_tok, y};
-    int t = resolve_threads(n_threads);
-    /* small products are not worth a thread start; the split never changes the bits */
     double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
-    if (work < 1048576.0)
-        t = 1;
-    tp_parallel_for(n_out, t, matmul_rows, &c);
+    tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), matmul_rows, &c);
     return TP_OK;
 }
 
@@ -320,14 +309,12 @@ tp_status tp_kernel_attn(const float *q, const float *K, const float *V, const f
                            "attn: position %u of token %zu is outside the KV context (n_ctx %zu)",
                            (unsigned)p, t, n_ctx);
     }
-    int t = resolve_threads(n_threads);
     /* the rows actually attended to, not the region's size, measure the work */
     double work = 0;
     for (size_t i = 0; i < n_tok; i++)
         work += (double)(tp_kernel_bits_u32(positions, i) + 1);
     work *= 2.0 * (double)n_head * (double)head_dim;
-    if (work < 1048576.0 || n_tok * n_head < 2)
-        t = 1;
+    int t = n_tok * n_head < 2 ? 1 : tp_parallel_threads(n_threads, work);
     float *scratch = malloc((size_t)t * n_ctx * sizeof(float));
     if (!scratch)
         return tp_fail(TP_ERR_NOMEM, "attn: out of memory");

@@ -44,16 +44,6 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
     }
 }
 
-static size_t resolve_threads(int n_threads, size_t n_out, double work)
-{
-    int t = n_threads > 0 ? n_threads : tp_kernels_threads();
-    if (t > TP_PARALLEL_MAX_THREADS)
-        t = TP_PARALLEL_MAX_THREADS;
-    if (t < 1 || work < 1048576.0) /* small products are not worth a thread start */
-        t = 1;
-    return (size_t)t > n_out ? n_out : (size_t)t;
-}
-
 /* Checks the arguments of a typed weight of n_rows rows of n_in; writes the row size. */
 static tp_status check_weight(const char *op, uint32_t type, size_t n_in, size_t n_rows,
                               size_t *row_bytes)
@@ -88,8 +78,11 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     mm_ctx c = {tp_quant_dequant_fn(type), W, row_bytes, n_in / tp_type_block_elems(type), 0,
                 b, x, n_in, n_out, n_tok, y, NULL};
     c.direct = type == TP_TYPE_F32 && (uintptr_t)W % _Alignof(float) == 0;
-    size_t t = resolve_threads(n_threads, n_out, (double)n_in * (double)n_out *
-                                                     (double)(n_tok ? n_tok : 1));
+    /* no more scratch rows than output rows: tp_parallel_for uses no more workers */
+    size_t t = (size_t)tp_parallel_threads(n_threads, (double)n_in * (double)n_out *
+                                                          (double)(n_tok ? n_tok : 1));
+    if (t > n_out)
+        t = n_out;
     if (n_tok == 0)
         return TP_OK;
     if (!c.direct) {
