@@ -2,10 +2,8 @@
 #include "tensorplan/kernels.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/cpu_count.h"
 #include "backend/dot_internal.h"

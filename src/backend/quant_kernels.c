@@ -2,7 +2,6 @@
  * a time into a per-thread scratch (docs/quant.md section 5). The dot products follow the
  * summation order of tp_kernel_mul_mat (src/backend/kernels.c): eight lanes over blocks of
  * eight, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), then the tail in index order. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
