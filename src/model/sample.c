@@ -211,10 +211,9 @@ tp_status tp_sampler_sample(tp_sampler *s, const float *logits, int32_t *id)
         return tp_fail(TP_ERR_INVALID, "tp_sampler_sample: NULL argument");
     size_t n = 0;
     TP_TRY(tp_sampler_candidates(s, logits, s->ids, s->probs, &n));
-    if (n == 1) {
+    if (!(s->p.temperature > 0.0f)) { /* greedy: the one argmax, no PRNG step */
         *id = s->ids[0];
-        if (!(s->p.temperature > 0.0f))
-            return TP_OK;
+        return TP_OK;
     }
     /* a uniform double in [0, 1) from the top 53 bits */
     const double u = (double)(next_u64(s->st) >> 11) * (1.0 / 9007199254740992.0);
