@@ -28,7 +28,8 @@ typedef struct mm_ctx {
 static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
     const mm_ctx *c = ctx;
-    float *scratch = c->scratch + (size_t)worker * c->n_in;
+    /* no scratch when the rows are read in place: NULL plus an offset is undefined */
+    float *scratch = c->scratch ? c->scratch + (size_t)worker * c->n_in : NULL;
     for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
         size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
         for (size_t r = r0; r < r1; r++) {
