@@ -75,13 +75,16 @@ static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, fl
     return st;
 }
 
-/* A 1-D weight (norm weight, bias, rope divisors) of n elements as f32: an owned tensor is
- * read in place, a view of another type is dequantized into *tmp (n floats, freed by the
- * caller). Never used for matrices. */
-static tp_status vector_f32(const tp_exec_args *a, const tp_weight *w, size_t n, float **tmp,
+/* The 1-D weight NAME (norm weight, bias, rope divisors) of n elements as f32: an owned
+ * tensor is read in place, a view of another type is dequantized into *tmp (n floats, for
+ * the caller to free once the kernel has run; freed here and NULL again on a refusal).
+ * Never used for matrices. */
+static tp_status vector_f32(const tp_exec_args *a, const char *name, size_t n, float **tmp,
                             const float **out)
 {
     const tp_node *nd = a->node;
+    const tp_weight *w = NULL;
+    TP_TRY(weight(a, name, &w));
     if (w->rows * w->cols != n)
         return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' has %zu elements, not %zu",
                        nd->id, nd->name, w->name, w->rows * w->cols, n);
@@ -93,9 +96,15 @@ static tp_status vector_f32(const tp_exec_args *a, const tp_weight *w, size_t n,
     if (!*tmp)
         return tp_fail(TP_ERR_NOMEM, "node %zu '%s': out of memory for '%s'", nd->id, nd->name,
                        w->name);
-    for (size_t r = 0; r < w->rows; r++)
-        TP_TRY(tp_dequantize_row(w->type, (const char *)w->bytes + r * w->row_bytes,
-                                 *tmp + r * w->cols, w->cols));
+    for (size_t r = 0; r < w->rows; r++) {
+        tp_status st = tp_dequantize_row(w->type, (const char *)w->bytes + r * w->row_bytes,
+                                         *tmp + r * w->cols, w->cols);
+        if (st != TP_OK) {
+            free(*tmp);
+            *tmp = NULL;
+            return st;
+        }
+    }
     *out = *tmp;
     return TP_OK;
 }
@@ -127,16 +136,9 @@ static tp_status run_rms_norm(tp_backend *b, const tp_exec_args *a, size_t d, si
     const tp_node *nd = a->node;
     float *s0 = NULL, *tmp = NULL;
     const float *wv = NULL;
-    const tp_weight *w = NULL;
     TP_TRY(src_window(b, a, 0, &s0));
-    if (nd->p.weight[0]) {
-        TP_TRY(weight(a, nd->p.weight, &w));
-        tp_status st = vector_f32(a, w, d, &tmp, &wv);
-        if (st != TP_OK) {
-            free(tmp);
-            return st;
-        }
-    }
+    if (nd->p.weight[0])
+        TP_TRY(vector_f32(a, nd->p.weight, d, &tmp, &wv));
     tp_status st = tp_kernel_rms_norm(s0, wv, d, n_tok, nd->p.eps, out);
     free(tmp);
     return st;
@@ -149,7 +151,7 @@ static tp_status run_mul_mat(tp_backend *b, const tp_exec_args *a, size_t d, siz
     const tp_node *nd = a->node;
     float *s0 = NULL, *tmp = NULL;
     const float *bv = NULL;
-    const tp_weight *w = NULL, *bias = NULL;
+    const tp_weight *w = NULL;
     TP_TRY(src_window(b, a, 0, &s0));
     TP_TRY(weight(a, nd->p.weight, &w));
     const tp_node *x = &a->graph->nodes[nd->src[0]];
@@ -157,14 +159,8 @@ static tp_status run_mul_mat(tp_backend *b, const tp_exec_args *a, size_t d, siz
         return tp_fail(TP_ERR_INVALID, "node %zu '%s': weight '%s' is %zu x %zu, the node "
                        "maps %lld to %zu", nd->id, nd->name, w->name, w->rows, w->cols,
                        (long long)x->shape[0], d);
-    if (nd->p.bias[0]) {
-        TP_TRY(weight(a, nd->p.bias, &bias));
-        tp_status st = vector_f32(a, bias, d, &tmp, &bv);
-        if (st != TP_OK) {
-            free(tmp);
-            return st;
-        }
-    }
+    if (nd->p.bias[0])
+        TP_TRY(vector_f32(a, nd->p.bias, d, &tmp, &bv));
     /* owned f32 keeps the f32 kernel; a view reads its rows in their own type */
     tp_status st = w->data ? tp_kernel_mul_mat(w->data, bv, s0, w->cols, w->rows, n_tok, out, 0)
                            : tp_kernel_mul_mat_typed(w->type, w->bytes, bv, s0, w->cols, w->rows,
@@ -186,15 +182,8 @@ static tp_status run_rope(tp_backend *b, const tp_exec_args *a, size_t d, size_t
     tp_rope_params rp = {nd->p.rope_mode,       nd->p.rope_base,       nd->p.rope_freq_scale,
                          nd->p.rope_ext_factor, nd->p.rope_attn_factor, nd->p.rope_n_ctx_orig,
                          NULL};
-    if (nd->p.weight[0]) {
-        const tp_weight *w = NULL;
-        TP_TRY(weight(a, nd->p.weight, &w));
-        tp_status st = vector_f32(a, w, (size_t)nd->p.head_dim / 2, &tmp, &rp.freqs);
-        if (st != TP_OK) {
-            free(tmp);
-            return st;
-        }
-    }
+    if (nd->p.weight[0])
+        TP_TRY(vector_f32(a, nd->p.weight, (size_t)nd->p.head_dim / 2, &tmp, &rp.freqs));
     tp_status st = tp_kernel_rope_ext(s0, s1, (size_t)nd->p.n_head, (size_t)nd->p.head_dim,
                                       n_tok, &rp, out);
     free(tmp);

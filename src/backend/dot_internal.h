@@ -104,4 +104,28 @@ static inline void dot4(const float *restrict w, const float *restrict x0, const
 }
 #endif
 
+/* ---- one weight row against a block of token rows ---------------------------------------
+ * Both mat-muls walk x in blocks of TP_DOT_TOKEN_BLOCK token rows, so a slab of x stays hot
+ * while the weight rows stream through, and give every weight row to dot_tokens. */
+#define TP_DOT_TOKEN_BLOCK 64
+
+/* y[t][r] = w . x[t] (+ b[r]) for t0 <= t < t1 (x rows n_in wide, y rows n_out wide): four
+ * tokens at a time, then one at a time; b may be NULL. */
+static inline void dot_tokens(const float *w, const float *x, const float *b, size_t r,
+                              size_t t0, size_t t1, size_t n_in, size_t n_out, float *y)
+{
+    size_t t = t0;
+    for (; t + 4 <= t1; t += 4) {
+        const float *x0 = x + t * n_in;
+        float s[4];
+        dot4(w, x0, x0 + n_in, x0 + 2 * n_in, x0 + 3 * n_in, n_in, s);
+        for (size_t k = 0; k < 4; k++)
+            y[(t + k) * n_out + r] = b ? s[k] + b[r] : s[k];
+    }
+    for (; t < t1; t++) {
+        float s = dot1(w, x + t * n_in, n_in);
+        y[t * n_out + r] = b ? s + b[r] : s;
+    }
+}
+
 #endif

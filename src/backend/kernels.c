@@ -2,10 +2,8 @@
 #include "tensorplan/kernels.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/cpu_count.h"
 #include "backend/dot_internal.h"
@@ -32,13 +30,6 @@ void tp_kernels_set_threads(int n)
 int tp_kernels_threads(void)
 {
     return g_threads > 0 ? g_threads : online_cpus();
-}
-
-static int resolve_threads(int n)
-{
-    if (n <= 0)
-        n = tp_kernels_threads();
-    return n > TP_KERNEL_MAX_THREADS ? TP_KERNEL_MAX_THREADS : n;
 }
 
 uint32_t tp_kernel_bits_u32(const float *data, size_t i)
@@ -106,32 +97,14 @@ typedef struct matmul_ctx {
     float *y;
 } matmul_ctx;
 
-#define TP_TOKEN_BLOCK 64
-
 static void matmul_rows(void *arg, size_t r0, size_t r1, int worker)
 {
     (void)worker;
     const matmul_ctx *c = arg;
-    const size_t n_in = c->n_in, n_out = c->n_out;
-    /* token blocks keep a slab of x hot while the rows of W stream through */
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_TOKEN_BLOCK < c->n_tok ? t0 + TP_TOKEN_BLOCK : c->n_tok;
-        for (size_t r = r0; r < r1; r++) {
-            const float *w = c->W + r * n_in;
-            float bias = c->b ? c->b[r] : 0.0f;
-            size_t t = t0;
-            for (; t + 4 <= t1; t += 4) {
-                float s[4];
-                dot4(w, c->x + t * n_in, c->x + (t + 1) * n_in, c->x + (t + 2) * n_in,
-                     c->x + (t + 3) * n_in, n_in, s);
-                for (int k = 0; k < 4; k++)
-                    c->y[(t + (size_t)k) * n_out + r] = c->b ? s[k] + bias : s[k];
-            }
-            for (; t < t1; t++) {
-                float s = dot1(w, c->x + t * n_in, n_in);
-                c->y[t * n_out + r] = c->b ? s + bias : s;
-            }
-        }
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
+        for (size_t r = r0; r < r1; r++)
+            dot_tokens(c->W + r * c->n_in, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
     }
 }
 
@@ -143,12 +116,8 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
     if (n_in == 0 || n_out == 0)
         return tp_fail(TP_ERR_INVALID, "mul_mat: empty matrix (%zu x %zu)", n_out, n_in);
     matmul_ctx c = {W, b, x, n_in, n_out, n_tok, y};
-    int t = resolve_threads(n_threads);
-    /* small products are not worth a thread start; the split never changes the bits */
     double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
-    if (work < 1048576.0)
-        t = 1;
-    tp_parallel_for(n_out, t, matmul_rows, &c);
+    tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), matmul_rows, &c);
     return TP_OK;
 }
 
@@ -338,14 +307,12 @@ tp_status tp_kernel_attn(const float *q, const float *K, const float *V, const f
                            "attn: position %u of token %zu is outside the KV context (n_ctx %zu)",
                            (unsigned)p, t, n_ctx);
     }
-    int t = resolve_threads(n_threads);
     /* the rows actually attended to, not the region's size, measure the work */
     double work = 0;
     for (size_t i = 0; i < n_tok; i++)
         work += (double)(tp_kernel_bits_u32(positions, i) + 1);
     work *= 2.0 * (double)n_head * (double)head_dim;
-    if (work < 1048576.0 || n_tok * n_head < 2)
-        t = 1;
+    int t = n_tok * n_head < 2 ? 1 : tp_parallel_threads(n_threads, work);
     float *scratch = malloc((size_t)t * n_ctx * sizeof(float));
     if (!scratch)
         return tp_fail(TP_ERR_NOMEM, "attn: out of memory");

@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include "tensorplan/kernels.h"
+
 typedef struct range_job {
     tp_range_fn fn;
     void *ctx;
@@ -54,4 +56,12 @@ void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
         else
             fn(ctx, jobs[k].begin, jobs[k].end, jobs[k].worker);
     }
+}
+
+int tp_parallel_threads(int n_threads, double work)
+{
+    int t = n_threads > 0 ? n_threads : tp_kernels_threads();
+    if (t > TP_PARALLEL_MAX_THREADS)
+        t = TP_PARALLEL_MAX_THREADS;
+    return t < 1 || work < 1048576.0 ? 1 : t;
 }

@@ -14,4 +14,9 @@ typedef void (*tp_range_fn)(void *ctx, size_t begin, size_t end, int worker);
 
 void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx);
 
+/* The threads of one kernel call doing `work` multiply-adds: n_threads (0 =
+ * tp_kernels_threads()) capped at TP_PARALLEL_MAX_THREADS, and 1 when the work is under
+ * 2^20, where a thread start costs more than it saves. The split never changes the bits. */
+int tp_parallel_threads(int n_threads, double work);
+
 #endif

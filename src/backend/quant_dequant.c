@@ -165,18 +165,6 @@ static void deq_q3_k(const uint8_t *src, float *dst, size_t n)
     }
 }
 
-/* The 6-bit scale and min of sub-block j of a Q4_K / Q5_K block. */
-static void k4_scale_min(const uint8_t *s, int j, unsigned *sc, unsigned *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63u;
-        *m = s[j + 4] & 63u;
-    } else {
-        *sc = (s[j + 4] & 15u) | (unsigned)(s[j - 4] >> 6) << 4;
-        *m = (unsigned)(s[j + 4] >> 4) | (unsigned)(s[j] >> 6) << 4;
-    }
-}
-
 /* Q4_K and Q5_K share everything but the fifth bit (qh NULL for Q4_K). */
 static void deq_k45_block(const uint8_t *blk, const uint8_t *qh, const uint8_t *qs, float *y)
 {
@@ -184,9 +172,9 @@ static void deq_k45_block(const uint8_t *blk, const uint8_t *qh, const uint8_t *
     float dmin = tp_half_to_float(tp_rd_u16(blk + 2));
     for (int c = 0; c < 4; c++) {
         unsigned sc, m;
-        k4_scale_min(blk + 4, 2 * c, &sc, &m);
+        tp_k4_scale_min(blk + 4, 2 * c, &sc, &m);
         float d1 = d * (float)sc, m1 = dmin * (float)m;
-        k4_scale_min(blk + 4, 2 * c + 1, &sc, &m);
+        tp_k4_scale_min(blk + 4, 2 * c + 1, &sc, &m);
         float d2 = d * (float)sc, m2 = dmin * (float)m;
         const uint8_t *q = qs + 32 * c;
         for (int l = 0; l < 32; l++) {

@@ -44,6 +44,20 @@ static inline float tp_bits_f32(uint32_t u)
     return f;
 }
 
+/* The 6-bit scale and min of sub-block j (0-7) in the 12 scale bytes of a Q4_K / Q5_K block
+ * (docs/quant.md): read by the dequantizer and by the Q4_K quantizer, which re-reads what
+ * it packed. */
+static inline void tp_k4_scale_min(const uint8_t *s, int j, unsigned *sc, unsigned *m)
+{
+    if (j < 4) {
+        *sc = s[j] & 63u;
+        *m = s[j + 4] & 63u;
+    } else {
+        *sc = (s[j + 4] & 15u) | (unsigned)(s[j - 4] >> 6) << 4;
+        *m = (unsigned)(s[j + 4] >> 4) | (unsigned)(s[j] >> 6) << 4;
+    }
+}
+
 /* f16 -> f32 as an inline for the row loops (tp_f16_to_f32 is the exported copy). */
 static inline float tp_half_to_float(uint16_t h)
 {

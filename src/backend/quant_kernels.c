@@ -2,7 +2,6 @@
  * a time into a per-thread scratch (docs/quant.md section 5). The dot products follow the
  * summation order of tp_kernel_mul_mat (src/backend/kernels.c): eight lanes over blocks of
  * eight, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), then the tail in index order. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +11,6 @@
 #include "backend/quant_internal.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
-
-#define TP_QUANT_TOKEN_BLOCK 64
-
 
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
@@ -29,12 +25,13 @@ typedef struct mm_ctx {
     float *scratch; /* n_in floats per worker */
 } mm_ctx;
 
-static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
+static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
-    const size_t n_in = c->n_in, n_out = c->n_out;
-    float *scratch = c->scratch + (size_t)worker * n_in;
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_QUANT_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_QUANT_TOKEN_BLOCK < c->n_tok ? t0 + TP_QUANT_TOKEN_BLOCK : c->n_tok;
+    const mm_ctx *c = ctx;
+    /* no scratch when the rows are read in place: NULL plus an offset is undefined */
+    float *scratch = c->scratch ? c->scratch + (size_t)worker * c->n_in : NULL;
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
+        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
         for (size_t r = r0; r < r1; r++) {
             const uint8_t *src = c->W + r * c->row_bytes;
             const float *w = scratch;
@@ -42,35 +39,9 @@ static void mm_rows(const mm_ctx *c, size_t r0, size_t r1, int worker)
                 w = (const float *)(const void *)src;
             else
                 c->deq(src, scratch, c->n_blocks);
-            size_t t = t0;
-            for (; t + 4 <= t1; t += 4) {
-                const float *x0 = c->x + t * n_in;
-                float s[4];
-                dot4(w, x0, x0 + n_in, x0 + 2 * n_in, x0 + 3 * n_in, n_in, s);
-                for (size_t k = 0; k < 4; k++)
-                    c->y[(t + k) * n_out + r] = c->b ? s[k] + c->b[r] : s[k];
-            }
-            for (; t < t1; t++) {
-                float s = dot1(w, c->x + t * n_in, n_in);
-                c->y[t * n_out + r] = c->b ? s + c->b[r] : s;
-            }
+            dot_tokens(w, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
         }
     }
-}
-
-static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
-{
-    mm_rows(ctx, r0, r1, worker);
-}
-
-static size_t resolve_threads(int n_threads, size_t n_out, double work)
-{
-    int t = n_threads > 0 ? n_threads : tp_kernels_threads();
-    if (t > TP_PARALLEL_MAX_THREADS)
-        t = TP_PARALLEL_MAX_THREADS;
-    if (t < 1 || work < 1048576.0) /* small products are not worth a thread start */
-        t = 1;
-    return (size_t)t > n_out ? n_out : (size_t)t;
 }
 
 /* Checks the arguments of a typed weight of n_rows rows of n_in; writes the row size. */
@@ -107,8 +78,11 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     mm_ctx c = {tp_quant_dequant_fn(type), W, row_bytes, n_in / tp_type_block_elems(type), 0,
                 b, x, n_in, n_out, n_tok, y, NULL};
     c.direct = type == TP_TYPE_F32 && (uintptr_t)W % _Alignof(float) == 0;
-    size_t t = resolve_threads(n_threads, n_out, (double)n_in * (double)n_out *
-                                                     (double)(n_tok ? n_tok : 1));
+    /* no more scratch rows than output rows: tp_parallel_for uses no more workers */
+    size_t t = (size_t)tp_parallel_threads(n_threads, (double)n_in * (double)n_out *
+                                                          (double)(n_tok ? n_tok : 1));
+    if (t > n_out)
+        t = n_out;
     if (n_tok == 0)
         return TP_OK;
     if (!c.direct) {

@@ -25,6 +25,19 @@ static float inverse(float d)
     return isfinite(id) ? id : 0.0f;
 }
 
+/* The first of x[0..n) of largest magnitude, with its sign (0 when all are 0): the scale
+ * source of Q4_0, Q5_0 and the Q6_K sub-blocks. */
+static float signed_amax(const float *x, int n)
+{
+    float amax = 0.0f, v = 0.0f;
+    for (int j = 0; j < n; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            v = x[j];
+        }
+    return v;
+}
+
 static void quant_q8_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
     for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 34) {
@@ -42,13 +55,7 @@ static void quant_q8_0(const float *x, uint8_t *dst, size_t n_blocks)
 static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
     for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 18) {
-        float amax = 0.0f, v = 0.0f;
-        for (int j = 0; j < 32; j++)
-            if (fabsf(x[j]) > amax) { /* the first element of largest magnitude, signed */
-                amax = fabsf(x[j]);
-                v = x[j];
-            }
-        float d = v / -8.0f;
+        float d = signed_amax(x, 32) / -8.0f;
         float id = inverse(d);
         tp_wr_u16(dst, tp_f32_to_f16(d));
         for (int j = 0; j < 16; j++) {
@@ -93,13 +100,7 @@ static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits
 static void quant_q5_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
     for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 22) {
-        float amax = 0.0f, v = 0.0f;
-        for (int j = 0; j < 32; j++)
-            if (fabsf(x[j]) > amax) {
-                amax = fabsf(x[j]);
-                v = x[j];
-            }
-        float d = v / -16.0f, id = inverse(d);
+        float d = signed_amax(x, 32) / -16.0f, id = inverse(d);
         tp_wr_u16(dst, tp_f32_to_f16(d));
         uint32_t h = 0;
         for (int j = 0; j < 32; j++) {
@@ -120,13 +121,7 @@ static void quant_q6_k_block(const float *x, uint8_t *blk)
 {
     float sub[16], big = 0.0f;
     for (int s = 0; s < 16; s++) {
-        float amax = 0.0f, v = 0.0f;
-        for (int l = 0; l < 16; l++)
-            if (fabsf(x[16 * s + l]) > amax) {
-                amax = fabsf(x[16 * s + l]);
-                v = x[16 * s + l];
-            }
-        sub[s] = v / -32.0f;
+        sub[s] = signed_amax(x + 16 * s, 16) / -32.0f;
         big = fabsf(sub[s]) > fabsf(big) ? sub[s] : big;
     }
     memset(blk, 0, 210);
@@ -159,17 +154,6 @@ static void k4_pack(uint8_t s[12], int j, unsigned ls, unsigned lm)
         s[j + 4] = (uint8_t)((ls & 15u) | (lm & 15u) << 4);
         s[j - 4] |= (uint8_t)((ls >> 4) << 6);
         s[j] |= (uint8_t)((lm >> 4) << 6);
-    }
-}
-
-static void k4_unpack(const uint8_t s[12], int j, unsigned *sc, unsigned *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63u;
-        *m = s[j + 4] & 63u;
-    } else {
-        *sc = (s[j + 4] & 15u) | (unsigned)(s[j - 4] >> 6) << 4;
-        *m = (unsigned)(s[j + 4] >> 4) | (unsigned)(s[j] >> 6) << 4;
     }
 }
 
@@ -206,7 +190,7 @@ static void quant_q4_k_block(const float *x, uint8_t *blk)
     uint8_t q[256];
     for (int j = 0; j < 8; j++) {
         unsigned sc, mn;
-        k4_unpack(blk + 4, j, &sc, &mn);
+        tp_k4_scale_min(blk + 4, j, &sc, &mn);
         float D = d * (float)sc, M = dmin * (float)mn;
         for (int l = 0; l < 32; l++) {
             int v = D != 0.0f ? nearest((x[32 * j + l] + M) / D) : 0;

@@ -406,11 +406,6 @@ static tp_status validate_node(vctx *c, size_t i)
     return TP_OK;
 }
 
-static int is_kv_op(const tp_node *n)
-{
-    return tp_op_is_kv_region(n->op);
-}
-
 typedef struct kv_key {
     int layer;
     size_t id;
@@ -431,7 +426,7 @@ static tp_status find_kv_first(const tp_graph *g, size_t **out)
     *out = NULL;
     size_t m = 0;
     for (size_t i = 0; i < g->n_nodes; i++)
-        m += is_kv_op(&g->nodes[i]);
+        m += tp_op_is_kv_region(g->nodes[i].op);
     if (m == 0)
         return TP_OK;
     size_t *first = malloc(g->n_nodes * sizeof *first);
@@ -444,7 +439,7 @@ static tp_status find_kv_first(const tp_graph *g, size_t **out)
     m = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         first[i] = SIZE_MAX;
-        if (is_kv_op(&g->nodes[i])) {
+        if (tp_op_is_kv_region(g->nodes[i].op)) {
             kv[m].layer = g->nodes[i].p.layer;
             kv[m++].id = i;
         }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "model/splitmix.h"
 #include "tensorplan/decode.h"
 
 typedef struct cand {
@@ -31,14 +32,6 @@ tp_sampler_params tp_sampler_params_default(void)
     p.top_p = 1.0f;
     p.seed = 0;
     return p;
-}
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -86,9 +79,8 @@ tp_status tp_sampler_create(const tp_sampler_params *params, size_t n_vocab, tp_
         tp_sampler_destroy(s);
         return tp_fail(TP_ERR_NOMEM, "sampler: out of memory for %zu candidates", n_vocab);
     }
-    uint64_t x = p.seed;
     for (int i = 0; i < 4; i++)
-        s->st[i] = splitmix64(&x);
+        s->st[i] = tp_splitmix_at(p.seed, (uint64_t)i);
     *out = s;
     return TP_OK;
 }
@@ -219,10 +211,9 @@ tp_status tp_sampler_sample(tp_sampler *s, const float *logits, int32_t *id)
         return tp_fail(TP_ERR_INVALID, "tp_sampler_sample: NULL argument");
     size_t n = 0;
     TP_TRY(tp_sampler_candidates(s, logits, s->ids, s->probs, &n));
-    if (n == 1) {
+    if (!(s->p.temperature > 0.0f)) { /* greedy: the one argmax, no PRNG step */
         *id = s->ids[0];
-        if (!(s->p.temperature > 0.0f))
-            return TP_OK;
+        return TP_OK;
     }
     /* a uniform double in [0, 1) from the top 53 bits */
     const double u = (double)(next_u64(s->st) >> 11) * (1.0 / 9007199254740992.0);

@@ -5,20 +5,11 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "model/splitmix.h"
 #include "tensorplan/model.h"
 #include "tensorplan/weights.h"
 
 /* ---- random initialisation ------------------------------------------------------------------ */
-
-/* The k-th output of a splitmix64 stream started at state: a pure function of k, so the
- * fill can be split across threads without changing a value. */
-static uint64_t splitmix_at(uint64_t state, uint64_t k)
-{
-    uint64_t z = state + (k + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 typedef struct fill_job {
     float *data;
@@ -34,7 +25,7 @@ static void *fill_range(void *arg)
 {
     fill_job *j = arg;
     for (size_t i = j->begin; i < j->end; i += 2) {
-        uint64_t r = splitmix_at(j->state, i / 2);
+        uint64_t r = tp_splitmix_at(j->state, i / 2);
         float u0 = (float)(r >> 40) * (1.0f / 16777216.0f);
         float u1 = (float)((r >> 8) & 0xffffffu) * (1.0f / 16777216.0f);
         j->data[i] = j->center + j->a * (2.0f * u0 - 1.0f);
