@@ -250,14 +250,10 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
         cJSON_AddNumberToObject(bj, "max_n_ctx_prompt", (double)b->max_n_ctx_prompt);
         cJSON_AddNumberToObject(bj, "max_prompt", (double)b->max_prompt);
     }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) {
+    if (tp_cli_json_print(o) != TP_OK) {
         tp_cli_error("out of memory");
         return TP_EXIT_ERROR;
     }
-    printf("%s\n", text);
-    free(text);
     return TP_EXIT_OK;
 }
 
