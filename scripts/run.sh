@@ -21,8 +21,6 @@ echo "== the same with --strategy exact (fits, proven minimal)"
 echo "== tensorplan run tiny --prompt-len 8 --max-new 8 --queued-layers 1"
 "$B/tensorplan" run tiny --prompt-len 8 --max-new 8 --queued-layers 1
 # The GGUF path on a model the project writes itself (random weights, a synthesised vocabulary).
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 echo "== tensorplan write-model tiny-qwen2 --type q8_0 -o tiny-qwen2-q8_0.gguf"
 "$B/tensorplan" write-model tiny-qwen2 --type q8_0 -o "$T/tiny-qwen2-q8_0.gguf"
 echo "== tensorplan model tiny-qwen2-q8_0.gguf --prompt 16"

@@ -95,6 +95,12 @@ int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_
  * TP_EXIT_ERROR. */
 int tp_cli_exit_for(tp_status status);
 
+/* A size_t as a JSON number, exact above 2^53 (cJSON's own numbers are doubles). */
+struct cJSON *tp_cli_json_size(size_t v);
+
+/* O on one line to stdout, then O deleted. TP_OK, or TP_ERR_NOMEM when it cannot be printed. */
+tp_status tp_cli_json_print(struct cJSON *o);
+
 /* Prints "tensorplan: COMMAND: MESSAGE" on one line to stderr (COMMAND once one is running). */
 void tp_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -38,9 +38,4 @@ const char *tp_cli_first_positional(int argc, char **argv);
 /* tensorplan run on a GGUF file (tools/cmd_run_gguf.c); argv as tp_cmd_run's. */
 int tp_run_gguf(int argc, char **argv);
 
-/* --html of `run` (tools/cmd_run.c): writes the picture of the prefill and decode plans of a
- * run of n_prompt tokens at context ctx to path, and one line naming it to msg. */
-int tp_cli_run_picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
-                       size_t ctx, const char *path, FILE *msg);
-
 #endif

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "common/error.h"
 #include "common/grow.h"
@@ -142,6 +144,23 @@ int tp_cli_exit_for(tp_status status)
                                                                    : TP_EXIT_ERROR;
 }
 
+cJSON *tp_cli_json_size(size_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%zu", v);
+    return cJSON_CreateRaw(text);
+}
+
+tp_status tp_cli_json_print(cJSON *o)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (text == NULL)
+        return TP_ERR_NOMEM;
+    puts(text);
+    cJSON_free(text);
+    return TP_OK;
+}
 
 tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out)
 {

@@ -250,40 +250,11 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
         cJSON_AddNumberToObject(bj, "max_n_ctx_prompt", (double)b->max_n_ctx_prompt);
         cJSON_AddNumberToObject(bj, "max_prompt", (double)b->max_prompt);
     }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!text) {
+    if (tp_cli_json_print(o) != TP_OK) {
         tp_cli_error("out of memory");
         return TP_EXIT_ERROR;
     }
-    printf("%s\n", text);
-    free(text);
     return TP_EXIT_OK;
-}
-
-/* BYTES with an optional K, M or G suffix (powers of 1024). */
-static int parse_budget(const char *text, size_t *out)
-{
-    char digits[32];
-    size_t n = strlen(text), mult = 1;
-    if (n > 0 && n < sizeof digits) {
-        const char u = text[n - 1];
-        mult = u == 'K' || u == 'k' ? (size_t)1 << 10 : u == 'M' || u == 'm' ? (size_t)1 << 20
-             : u == 'G' || u == 'g' ? (size_t)1 << 30 : 1;
-        memcpy(digits, text, n - (mult > 1));
-        digits[n - (mult > 1)] = '\0';
-    } else {
-        digits[0] = '\0';
-    }
-    size_t v = 0;
-    if (!digits[0] || tp_cli_parse_size("--budget", digits, &v) != 0)
-        return -1;
-    if (v > SIZE_MAX / mult) {
-        tp_cli_error("--budget: '%s' does not fit in %zu bytes", text, (size_t)SIZE_MAX);
-        return -1;
-    }
-    *out = v * mult;
-    return 0;
 }
 
 typedef struct model_args {
@@ -356,7 +327,7 @@ int tp_cmd_model(int argc, char **argv)
             prompt = max_ctx;
         if ((a.prompt && tp_cli_parse_count_size("--prompt", a.prompt, 1, max_ctx, &prompt)) ||
             (a.n_ctx && tp_cli_parse_count_size("--n-ctx", a.n_ctx, 1, SIZE_MAX / 2, &n_ctx)) ||
-            (a.budget && parse_budget(a.budget, &budget.bytes)))
+            (a.budget && tp_cli_parse_size("--budget", a.budget, &budget.bytes)))
             rc = TP_EXIT_USAGE;
     }
     mr_report r;

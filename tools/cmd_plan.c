@@ -310,14 +310,6 @@ static void print_text(FILE *out, const plan_summary *s)
         fprintf(out, "solution  %s\n", strcmp(a->output, "-") == 0 ? "(stdout)" : a->output);
 }
 
-/* A size_t as a JSON number, exact above 2^53 (cJSON's own numbers are doubles). */
-static cJSON *json_size(size_t v)
-{
-    char text[32];
-    snprintf(text, sizeof text, "%zu", v);
-    return cJSON_CreateRaw(text);
-}
-
 static tp_status print_json(const plan_summary *s)
 {
     const plan_args *a = s->a;
@@ -328,23 +320,23 @@ static tp_status print_json(const plan_summary *s)
         return TP_ERR_NOMEM;
     cJSON_AddStringToObject(o, "command", "plan");
     cJSON_AddStringToObject(o, "problem", a->problem);
-    cJSON_AddItemToObject(o, "buffers", json_size(s->t->count));
-    cJSON_AddItemToObject(o, "peak", json_size(s->peak));
-    cJSON_AddItemToObject(o, "arena", json_size(s->arena));
+    cJSON_AddItemToObject(o, "buffers", tp_cli_json_size(s->t->count));
+    cJSON_AddItemToObject(o, "peak", tp_cli_json_size(s->peak));
+    cJSON_AddItemToObject(o, "arena", tp_cli_json_size(s->arena));
     if (s->peak > 0)
         cJSON_AddNumberToObject(o, "arena_per_peak", (double)s->arena / (double)s->peak);
     else
         cJSON_AddNullToObject(o, "arena_per_peak");
-    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? json_size(a->capacity) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? tp_cli_json_size(a->capacity) : cJSON_CreateNull());
     cJSON_AddBoolToObject(o, "fits", fits);
     if (!a->has_capacity)
         cJSON_AddNullToObject(o, "spare");
     else
-        cJSON_AddItemToObject(o, "spare", fits ? json_size(a->capacity - s->arena) : json_size(0));
+        cJSON_AddItemToObject(o, "spare", fits ? tp_cli_json_size(a->capacity - s->arena) : tp_cli_json_size(0));
     if (!a->has_capacity)
         cJSON_AddNullToObject(o, "over");
     else
-        cJSON_AddItemToObject(o, "over", fits ? json_size(0) : json_size(s->arena - a->capacity));
+        cJSON_AddItemToObject(o, "over", fits ? tp_cli_json_size(0) : tp_cli_json_size(s->arena - a->capacity));
     if (r->method != NULL)
         cJSON_AddStringToObject(o, "method", r->method);
     else
@@ -354,19 +346,13 @@ static tp_status print_json(const plan_summary *s)
     cJSON_AddBoolToObject(o, "proven_infeasible",
                           r->method != NULL && a->has_capacity && r->proven_infeasible);
     cJSON_AddBoolToObject(o, "timed_out", r->timed_out);
-    cJSON_AddItemToObject(o, "search_nodes", json_size((size_t)r->nodes_explored));
+    cJSON_AddItemToObject(o, "search_nodes", tp_cli_json_size((size_t)r->nodes_explored));
     cJSON_AddNumberToObject(o, "plan_ms", s->seconds * 1e3);
     if (a->output)
         cJSON_AddStringToObject(o, "solution", a->output);
     else
         cJSON_AddNullToObject(o, "solution");
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (text == NULL)
-        return TP_ERR_NOMEM;
-    puts(text);
-    cJSON_free(text);
-    return TP_OK;
+    return tp_cli_json_print(o);
 }
 
 int tp_cmd_plan(int argc, char **argv)

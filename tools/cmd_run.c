@@ -1,19 +1,16 @@
 /* tensorplan run: a built-in model with seeded random weights, prefill and greedy decoding
  * through the planned graph, with speed and memory summaries. */
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_gguf.h"
-#include "tensorplan/plan_html.h"
+#include "cli_run.h"
 #include "common/clock.h"
 #include "tensorplan/decode.h"
-#include "tensorplan/graph_io.h"
 #include "tensorplan/kernels.h"
 
 #define RUN_DEFAULT_PROMPT 8
@@ -154,32 +151,6 @@ static void plan_row(const char *title, const tp_plan_stats *s, const tp_alloc_o
            s->nodes, s->live_nodes, s->dead_nodes, s->naive_bytes, mb(s->naive_bytes));
 }
 
-/* --dump-graph / --dump-graph-json: the prefill graph as the run would build it. */
-static int dump_graph(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
-                      const char *dot, const char *json)
-{
-    tp_graph_params gp = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt,
-                                                 tp_session_context(c, o, n_prompt));
-    tp_graph *g = NULL;
-    if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
-        tp_cli_error("%s", tp_last_error());
-        return TP_EXIT_ERROR;
-    }
-    int rc = TP_EXIT_OK;
-    if (dot && tp_graph_save_dot(g, dot) != TP_OK)
-        rc = TP_EXIT_ERROR;
-    if (rc == TP_EXIT_OK && json && tp_graph_save_json(g, json) != TP_OK)
-        rc = TP_EXIT_ERROR;
-    if (rc != TP_EXIT_OK)
-        tp_cli_error("%s", tp_last_error());
-    else
-        printf("graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind, n_prompt,
-               dot ? "; DOT written to " : "", dot ? dot : "",
-               json ? "; JSON written to " : "", json ? json : "");
-    tp_graph_destroy(g);
-    return rc;
-}
-
 /* What the command line gives a run: flag values, then the parsed numbers and options. */
 typedef struct run_args {
     const char *model, *tokens_s, *len_s, *max_new_s, *seed_s, *n_ctx_s, *queued_s;
@@ -189,45 +160,8 @@ typedef struct run_args {
     tp_session_options o;
 } run_args;
 
-static int env_is_one(const char *name)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, "1") == 0;
-}
-
-/* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
- * session's SwiGLU fusion off; TENSORPLAN_TRACE and
- * TENSORPLAN_GRAPH_DUMP stand for --trace and --dump-dir when those are absent. */
-static void apply_environment(run_args *a)
-{
-    if (env_is_one("TENSORPLAN_NO_FUSE_FFN"))
-        a->o.fuse_ffn = 0;
-    if (!a->trace_s)
-        a->trace_s = getenv("TENSORPLAN_TRACE");
-    if (!a->dump_s)
-        a->dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
-    if (a->trace_s && !*a->trace_s)
-        a->trace_s = NULL;
-    if (a->dump_s && !*a->dump_s)
-        a->dump_s = NULL;
-}
-
-/* Flags into *a. Returns -1 on a usage error (message printed), 1 after --help, else 0. */
-/* --html: the prefill and decode graphs of this run, planned with its options; the line
- * naming the page goes to msg (stdout for a built-in model, stderr beside generated text). */
-int tp_cli_run_picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
-                       size_t ctx, const char *path, FILE *msg)
-{
-    tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
-    tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
-    if (tp_html_model_report(path, NULL, c, &pre, &dec, &o->alloc) != TP_OK) {
-        tp_cli_error("%s", tp_last_error());
-        return TP_EXIT_ERROR;
-    }
-    fprintf(msg, "picture of the plans written to %s\n", path);
-    return TP_EXIT_OK;
-}
-
+/* Flags into *a (--help never reaches here: tools/main.c answers it). 0, or -1 after a
+ * message. */
 static int parse_flags(int argc, char **argv, run_args *a)
 {
     const tp_cli_flag flags[] = {
@@ -240,10 +174,6 @@ static int parse_flags(int argc, char **argv, run_args *a)
         { "--dump-graph-json", &a->json_s }, { "--html", &a->html_s },
     };
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            tp_help_run(stdout);
-            return 1;
-        }
         const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
         if (taken < 0)
             return -1;
@@ -279,16 +209,8 @@ static int parse_values(run_args *a)
                                            (unsigned long long)a->cfg.n_layer, &queued)) ||
         (a->threads_s && tp_cli_parse_count("--threads", a->threads_s, 1, 64, &threads)))
         return -1;
-    if (a->strategy_s &&
-        tp_alloc_strategy_from_name(a->strategy_s, &a->o.alloc.strategy) != TP_OK) {
-        tp_cli_error("--strategy: %s", tp_last_error());
+    if (tp_cli_run_alloc_names(a->strategy_s, a->aliasing_s, &a->o.alloc) != 0)
         return -1;
-    }
-    if (a->aliasing_s &&
-        tp_alias_policy_from_name(a->aliasing_s, &a->o.alloc.aliasing) != TP_OK) {
-        tp_cli_error("--aliasing: %s", tp_last_error());
-        return -1;
-    }
     a->o.n_ctx = (size_t)n_ctx;
     a->o.queued_layers = (int)queued;
     if (threads)
@@ -342,11 +264,7 @@ static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
     for (size_t i = 0; i < (size_t)a->max_new; i++)
         printf(" %ld", (long)out[i]);
     printf("\n");
-    printf("prefill: %zu tokens in %.3f s (%.2f tokens/s)\n", st.prefill_tokens,
-           st.prefill_seconds,
-           st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0);
-    printf("decode: %zu tokens in %.3f s (%.2f tokens/s)\n", st.decode_tokens, st.decode_seconds,
-           st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0);
+    tp_cli_run_speed(stdout, &st);
     printf("time: building graphs %.3f ms, planning %.3f ms, executing %.3f ms; %zu graphs "
            "built, %zu executions on a cached graph; pool allocation calls in the last "
            "step: %zu\n",
@@ -355,10 +273,8 @@ static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
     printf("queued layers: %d of %d\n", a->o.queued_layers, cfg->n_layer);
 
     size_t wb = tp_weights_bytes(w), n_ctx_used = tp_session_n_ctx(s);
-    size_t kv_elems = (size_t)(cfg->n_head_kv * cfg->head_dim) * n_ctx_used, kv_bytes = 0;
-    tp_allocator *alloc = tp_session_allocator(s);
-    for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
-        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+    size_t kv_elems = (size_t)(cfg->n_head_kv * cfg->head_dim) * n_ctx_used;
+    size_t kv_bytes = tp_cli_run_kv_bytes(s);
     printf("\nmemory\n");
     printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", wb / sizeof(float), wb,
            mb(wb));
@@ -392,13 +308,8 @@ static int generate(run_args *a, const int32_t *prompt, size_t n_prompt)
         goto done;
     }
     /* output paths are checked before the run, not after it */
-    if (a->trace_s && tp_trace_open(a->trace_s, &trace) != TP_OK)
-        goto fail;
-    if (a->dump_s && mkdir(a->dump_s, 0777) != 0 && errno != EEXIST) {
-        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", a->dump_s,
-                     strerror(errno));
+    if (tp_cli_run_open_outputs(a->trace_s, a->dump_s, &trace) != TP_EXIT_OK)
         goto done;
-    }
     double t0 = tp_clock_seconds();
     if (tp_weights_init_random(&a->cfg, a->seed, &w) != TP_OK)
         goto fail;
@@ -408,13 +319,8 @@ static int generate(run_args *a, const int32_t *prompt, size_t n_prompt)
         goto fail;
     if (tp_session_generate(s, prompt, n_prompt, (size_t)a->max_new, out, NULL) != TP_OK)
         goto fail;
-    if (a->dump_s && tp_session_dump(s, a->dump_s) != TP_OK)
+    if (tp_cli_run_close_outputs(s, a->dump_s, &trace) != TP_OK)
         goto fail;
-    if (trace && tp_trace_close(trace) != TP_OK) {
-        trace = NULL;
-        goto fail;
-    }
-    trace = NULL;
     print_report(a, s, w, prompt, n_prompt, out, t_weights);
     rc = TP_EXIT_OK;
     goto done;
@@ -437,12 +343,9 @@ int tp_cmd_run(int argc, char **argv)
         return tp_run_gguf(argc, argv);
     run_args a;
     memset(&a, 0, sizeof a);
-    int parsed = parse_flags(argc, argv, &a);
-    if (parsed != 0)
-        return parsed > 0 ? TP_EXIT_OK : TP_EXIT_USAGE;
-    if (parse_values(&a) != 0)
+    if (parse_flags(argc, argv, &a) != 0 || parse_values(&a) != 0)
         return TP_EXIT_USAGE;
-    apply_environment(&a);
+    tp_cli_run_environment(&a.o, &a.trace_s, &a.dump_s);
     int32_t *prompt = NULL;
     size_t n_prompt = 0;
     int rc = make_prompt(&a, &prompt, &n_prompt);
@@ -450,20 +353,15 @@ int tp_cmd_run(int argc, char **argv)
         return rc;
     /* every position the generation writes must fit the context the session will fix;
      * refused here, before minutes of weight creation and prefill, not at the last step */
-    size_t ctx = tp_session_context(&a.cfg, &a.o, n_prompt);
-    size_t need = n_prompt + (a.max_new ? (size_t)a.max_new - 1 : 0);
-    if (!(a.dot_s || a.json_s) && need > ctx) {
-        tp_cli_error("%zu prompt tokens and --max-new %llu need a KV context of %zu, but "
-                     "n_ctx is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
-                     n_prompt, a.max_new, need, ctx, a.cfg.max_ctx);
+    size_t ctx = 0;
+    if (a.dot_s || a.json_s)
+        rc = tp_cli_run_dump_graph(&a.cfg, &a.o, n_prompt, a.dot_s, a.json_s, stdout);
+    else if (tp_cli_run_check_context(&a.cfg, &a.o, n_prompt, (size_t)a.max_new, &ctx) != 0)
         rc = TP_EXIT_USAGE;
-    } else if (a.dot_s || a.json_s) {
-        rc = dump_graph(&a.cfg, &a.o, n_prompt, a.dot_s, a.json_s);
-    } else if (a.html_s && tp_cli_run_picture(&a.cfg, &a.o, n_prompt, ctx, a.html_s, stdout) != TP_EXIT_OK) {
+    else if (a.html_s && tp_cli_run_picture(&a.cfg, &a.o, n_prompt, ctx, a.html_s, stdout) != 0)
         rc = TP_EXIT_ERROR;
-    } else {
+    else
         rc = generate(&a, prompt, n_prompt);
-    }
     free(prompt);
     return rc;
 }

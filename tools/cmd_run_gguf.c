@@ -8,13 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_gguf.h"
+#include "cli_run.h"
 #include "tensorplan/decode.h"
 #include "tensorplan/gguf_model.h"
-#include "tensorplan/graph_io.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"
 
@@ -101,30 +100,11 @@ static int grun_values(grun *r)
     r->sp.seed = (uint64_t)seed;
     r->o = tp_session_options_default();
     r->o.n_ctx = (size_t)n_ctx;
-    if (r->strategy_s &&
-        tp_alloc_strategy_from_name(r->strategy_s, &r->o.alloc.strategy) != TP_OK) {
-        tp_cli_error("--strategy: %s", tp_last_error());
+    if (tp_cli_run_alloc_names(r->strategy_s, r->aliasing_s, &r->o.alloc) != 0)
         return -1;
-    }
-    if (r->aliasing_s &&
-        tp_alias_policy_from_name(r->aliasing_s, &r->o.alloc.aliasing) != TP_OK) {
-        tp_cli_error("--aliasing: %s", tp_last_error());
-        return -1;
-    }
     if (threads)
         tp_kernels_set_threads((int)threads);
-    /* the environment is read here, never in the library (see tensorplan help run) */
-    const char *no_ffn = getenv("TENSORPLAN_NO_FUSE_FFN");
-    if (no_ffn && strcmp(no_ffn, "1") == 0)
-        r->o.fuse_ffn = 0;
-    if (!r->trace_s)
-        r->trace_s = getenv("TENSORPLAN_TRACE");
-    if (!r->dump_s)
-        r->dump_s = getenv("TENSORPLAN_GRAPH_DUMP");
-    if (r->trace_s && !*r->trace_s)
-        r->trace_s = NULL;
-    if (r->dump_s && !*r->dump_s)
-        r->dump_s = NULL;
+    tp_cli_run_environment(&r->o, &r->trace_s, &r->dump_s);
     return 0;
 }
 
@@ -180,16 +160,13 @@ static int grun_prompt(grun *r)
             return TP_EXIT_USAGE;
         }
     }
+    if (r->dot_s || r->json_s)
+        return TP_EXIT_OK;
     /* every position the generation writes must fit the context the session will fix */
-    size_t ctx = tp_session_context(&r->cfg, &r->o, r->n_prompt);
-    size_t need = r->n_prompt + (r->max_new ? r->max_new - 1 : 0);
-    if (!(r->dot_s || r->json_s) && need > ctx) {
-        tp_cli_error("%zu prompt tokens and --max-new %zu need a KV context of %zu, but n_ctx "
-                     "is %zu (min(max(--n-ctx, prompt length), model maximum %d))",
-                     r->n_prompt, r->max_new, need, ctx, r->cfg.max_ctx);
+    size_t ctx = 0;
+    if (tp_cli_run_check_context(&r->cfg, &r->o, r->n_prompt, r->max_new, &ctx) != 0)
         return TP_EXIT_USAGE;
-    }
-    if (r->html_s && !(r->dot_s || r->json_s))
+    if (r->html_s)
         return tp_cli_run_picture(&r->cfg, &r->o, r->n_prompt, ctx, r->html_s, stderr);
     return TP_EXIT_OK;
 }
@@ -219,32 +196,6 @@ static int on_token(void *user, int32_t id, size_t index)
     fwrite(r->piece, 1, len, stdout);
     fflush(stdout);
     return 0;
-}
-
-/* --dump-graph / --dump-graph-json: the prefill graph as the run would build it. */
-static int grun_dump_graph(const grun *r)
-{
-    const tp_session_options *o = &r->o;
-    tp_graph_params gp = tp_session_graph_params(o, r->n_prompt, o->tail_rows ? 1 : r->n_prompt,
-                                                 tp_session_context(&r->cfg, o, r->n_prompt));
-    tp_graph *g = NULL;
-    if (tp_model_build_graph(&r->cfg, &gp, &g) != TP_OK) {
-        tp_cli_error("%s", tp_last_error());
-        return TP_EXIT_ERROR;
-    }
-    int rc = TP_EXIT_OK;
-    if (r->dot_s && tp_graph_save_dot(g, r->dot_s) != TP_OK)
-        rc = TP_EXIT_ERROR;
-    if (rc == TP_EXIT_OK && r->json_s && tp_graph_save_json(g, r->json_s) != TP_OK)
-        rc = TP_EXIT_ERROR;
-    if (rc != TP_EXIT_OK)
-        tp_cli_error("%s", tp_last_error());
-    else
-        fprintf(stderr, "graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind,
-                r->n_prompt, r->dot_s ? "; DOT written to " : "", r->dot_s ? r->dot_s : "",
-                r->json_s ? "; JSON written to " : "", r->json_s ? r->json_s : "");
-    tp_graph_destroy(g);
-    return rc;
 }
 
 static double mb(size_t bytes)
@@ -291,16 +242,8 @@ static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t
                 (unsigned long long)r->sp.seed);
     else
         fprintf(stderr, "sampling: greedy\n");
-    fprintf(stderr, "prefill: %zu tokens in %.3f s (%.2f tokens/s)\n", st.prefill_tokens,
-            st.prefill_seconds,
-            st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0);
-    fprintf(stderr, "decode: %zu tokens in %.3f s (%.2f tokens/s)\n", st.decode_tokens,
-            st.decode_seconds,
-            st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0);
-    size_t kv_bytes = 0;
-    tp_allocator *alloc = tp_session_allocator(s);
-    for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
-        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+    tp_cli_run_speed(stderr, &st);
+    size_t kv_bytes = tp_cli_run_kv_bytes(s);
     fprintf(stderr, "KV cache: n_ctx %zu, %zu bytes (%.1f MB); queued layers %d of %d\n",
             tp_session_n_ctx(s), kv_bytes, mb(kv_bytes), r->o.queued_layers, c->n_layer);
     if (st.prefill_tokens)
@@ -327,13 +270,8 @@ static int grun_generate(grun *r)
         tp_cli_error("out of memory");
         return TP_EXIT_ERROR;
     }
-    if (r->trace_s && tp_trace_open(r->trace_s, &trace) != TP_OK)
-        goto fail;
-    if (r->dump_s && mkdir(r->dump_s, 0777) != 0 && errno != EEXIST) {
-        tp_cli_error("--dump-dir '%s': cannot create the directory: %s", r->dump_s,
-                     strerror(errno));
+    if (tp_cli_run_open_outputs(r->trace_s, r->dump_s, &trace) != TP_EXIT_OK)
         goto done;
-    }
     if (tp_sampler_create(&r->sp, (size_t)r->cfg.vocab, &smp) != TP_OK)
         goto fail;
     r->o.exec.trace = trace;
@@ -345,13 +283,8 @@ static int grun_generate(grun *r)
         goto fail;
     printf("\n");
     fflush(stdout);
-    if (r->dump_s && tp_session_dump(s, r->dump_s) != TP_OK)
+    if (tp_cli_run_close_outputs(s, r->dump_s, &trace) != TP_OK)
         goto fail;
-    if (trace && tp_trace_close(trace) != TP_OK) {
-        trace = NULL;
-        goto fail;
-    }
-    trace = NULL;
     grun_report(r, s, out, n_gen);
     rc = TP_EXIT_OK;
     goto done;
@@ -377,7 +310,9 @@ int tp_run_gguf(int argc, char **argv)
     if (rc == TP_EXIT_OK)
         rc = grun_prompt(&r);
     if (rc == TP_EXIT_OK)
-        rc = r.dot_s || r.json_s ? grun_dump_graph(&r) : grun_generate(&r);
+        rc = r.dot_s || r.json_s ? tp_cli_run_dump_graph(&r.cfg, &r.o, r.n_prompt, r.dot_s,
+                                                         r.json_s, stderr)
+                                 : grun_generate(&r);
     free(r.piece);
     free(r.prompt);
     tp_weights_destroy(r.w);

@@ -107,14 +107,6 @@ static void print_text(const validate_args *a, const tp_csv_table *solution,
     printf("\n");
 }
 
-/* A size_t as a JSON number, exact above 2^53 (cJSON's own numbers are doubles). */
-static cJSON *json_size(size_t v)
-{
-    char text[32];
-    snprintf(text, sizeof text, "%zu", v);
-    return cJSON_CreateRaw(text);
-}
-
 static const char *const verdict_names[] = {
     "valid", "missing_row", "extra_row", "mismatch", "negative_offset", "offset_overflow",
     "overlap", "over_capacity", "misaligned",
@@ -136,22 +128,16 @@ static tp_status print_json(const validate_args *a, const tp_csv_table *solution
     const size_t nv = sizeof verdict_names / sizeof *verdict_names;
     cJSON_AddStringToObject(o, "verdict", (size_t)check->verdict < nv
                                               ? verdict_names[check->verdict] : "invalid");
-    cJSON_AddItemToObject(o, "buffers", json_size(solution->count));
-    cJSON_AddItemToObject(o, "height", valid ? json_size(check->height) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "peak", valid ? json_size(peak) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "buffers", tp_cli_json_size(solution->count));
+    cJSON_AddItemToObject(o, "height", valid ? tp_cli_json_size(check->height) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "peak", valid ? tp_cli_json_size(peak) : cJSON_CreateNull());
     if (valid && peak > 0)
         cJSON_AddNumberToObject(o, "height_per_peak", (double)check->height / (double)peak);
     else
         cJSON_AddNullToObject(o, "height_per_peak");
-    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? json_size(a->capacity) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "capacity", a->has_capacity ? tp_cli_json_size(a->capacity) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "message", valid ? cJSON_CreateNull() : cJSON_CreateString(check->message));
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (text == NULL)
-        return TP_ERR_NOMEM;
-    puts(text);
-    cJSON_free(text);
-    return TP_OK;
+    return tp_cli_json_print(o);
 }
 
 int tp_cmd_validate(int argc, char **argv)

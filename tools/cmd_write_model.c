@@ -29,7 +29,7 @@ void tp_help_write_model(FILE *out)
         "                 qwen2, llama for llama\n"
         "  --pre PRE      tokenizer.ggml.pre for gpt2 (default qwen2)\n"
         "  --seed S       weight seed (default 1)\n"
-        "  -o FILE        the file to write\n"
+        "  -o, --output FILE  the file to write\n"
         "\n"
         "exit codes: 0 written, 1 write failed, 2 bad command line\n"
         "\n"
