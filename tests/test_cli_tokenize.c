@@ -17,31 +17,9 @@
 #include "support/vocab_gguf.h"
 #include "tensorplan/gguf.h"
 
-#define SP "\xe2\x96\x81" /* U+2581 */
 
 static char dir[] = "/tmp/tp_cli_tokenize_XXXXXX";
 static char spm_path[256], bpe_path[256], bare_path[256], bad_path[256], text_path[256];
-
-/* 0 <unk> 1 <s> 2 </s> 3 ▁ 4 h 5 e 6 l 7 o 8 i 9 a 10 ▁h 11 he 12 ll 13 ▁he 14 llo
- * 15 ▁hello 16 hi 17 ▁hi 18 aa 19 <0x21> 20 <0xC3> 21 <0xA9> */
-static void spm_vocab(test_vocab *v)
-{
-    static const char *const texts[] = {
-        "<unk>", "<s>", "</s>", SP, "h", "e", "l", "o", "i", "a", SP "h", "he", "ll",
-        SP "he", "llo", SP "hello", "hi", SP "hi", "aa", "<0x21>", "<0xC3>", "<0xA9>"};
-    static const float scores[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4, -5, -6, -10,
-                                   -7, -1, 0, 0, 0};
-    memset(v, 0, sizeof *v);
-    v->model = "llama";
-    v->n = sizeof texts / sizeof *texts;
-    for (size_t i = 0; i < v->n; i++) {
-        v->tokens[i] = texts[i];
-        v->scores[i] = scores[i];
-    }
-    v->types[0] = TP_TOKEN_UNKNOWN;
-    v->types[1] = v->types[2] = TP_TOKEN_CONTROL;
-    v->types[19] = v->types[20] = v->types[21] = TP_TOKEN_BYTE;
-}
 
 /* 0 a 1 b 2 c 3 ab 4 bc 5 "Ġ" 6 "Ġa" 7 <|im_end|>; merges "a b", "b c", "Ġ a" */
 static void bpe_vocab(test_vocab *v)
@@ -82,7 +60,7 @@ static int setup(void **state)
     snprintf(bare_path, sizeof bare_path, "%s/bare.gguf", dir);
     snprintf(bad_path, sizeof bad_path, "%s/bad.gguf", dir);
     snprintf(text_path, sizeof text_path, "%s/text.txt", dir);
-    write_vocab(spm_path, spm_vocab);
+    write_vocab(spm_path, tv_spm_vocab);
     write_vocab(bpe_path, bpe_vocab);
     tp_gguf_writer *w = NULL;
     assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
