@@ -80,11 +80,7 @@ static int teardown(void **state)
     const char *names[] = {spm_path, bpe_path, bare_path, bad_path, text_path};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         unlink(names[i]);
-    char p[300];
-    snprintf(p, sizeof p, "%s/out.txt", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/err.txt", dir);
-    unlink(p);
+    cli_remove_outputs(dir);
     rmdir(dir);
     return 0;
 }
