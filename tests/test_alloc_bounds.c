@@ -14,6 +14,7 @@
 
 #include "support/peak_oracle.h"
 #include "support/plan_check.h"
+#include "support/qwen_graph.h"
 #include "alloc/alloc_debug.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/model.h"
@@ -24,16 +25,7 @@ static tp_alloc_test_switches plan_switches;
 static tp_plan_stats plan(size_t n_tokens, tp_alloc_options o, int decimals,
                           const char *bound_mb)
 {
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
-    tp_graph_params gp;
-    memset(&gp, 0, sizeof gp);
-    gp.n_tokens = n_tokens;
-    gp.n_out = 1;
-    gp.n_ctx = 4096;
-    gp.fuse_ffn = 1;
-    tp_graph *g = NULL;
-    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    tp_graph *g = tpt_qwen_graph(n_tokens);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
     tp_alloc_set_test_switches(a, &plan_switches);

@@ -16,6 +16,7 @@
 
 #include "support/peak_oracle.h"
 #include "support/plan_check.h"
+#include "support/qwen_graph.h"
 #include "tensorplan/model.h"
 #include "tensorplan/graph_io.h"
 
@@ -232,16 +233,7 @@ static void malformed_graphs_one_line_exit_3(void **state)
 static void expected_figures(size_t n_tokens, size_t *bound_sole, size_t *bound_last,
                              size_t *naive)
 {
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
-    tp_graph_params gp;
-    memset(&gp, 0, sizeof gp);
-    gp.n_tokens = n_tokens;
-    gp.n_out = 1;
-    gp.n_ctx = 4096;
-    gp.fuse_ffn = 1;
-    tp_graph *g = NULL;
-    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    tp_graph *g = tpt_qwen_graph(n_tokens);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
     tp_alloc_options o = tp_alloc_options_default();

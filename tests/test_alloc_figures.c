@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "support/plan_check.h"
+#include "support/qwen_graph.h"
 #include "alloc/alloc_debug.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/model.h"
@@ -31,16 +32,7 @@ static void mb_text(size_t bytes, int decimals, char *out, size_t n)
 
 static void check_row(const row *r)
 {
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
-    tp_graph_params gp;
-    memset(&gp, 0, sizeof gp);
-    gp.n_tokens = r->n_tokens;
-    gp.n_out = 1;
-    gp.n_ctx = 4096;
-    gp.fuse_ffn = 1;
-    tp_graph *g = NULL;
-    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    tp_graph *g = tpt_qwen_graph(r->n_tokens);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
     tp_alloc_options o = tp_alloc_options_default();

@@ -104,26 +104,19 @@ static tp_weights *reference_weights(const tp_model_config *c)
     return out;
 }
 
-/* The greedy tokens of the reference: prefill, then one token at a time; *margin receives
- * the smallest gap between the best and second-best logit over the steps; the prefill's
- * last-row logits go to prefill (vocab doubles) when not NULL. */
-static void reference(const char *config, size_t max_new, int32_t *out, double *margin,
-                      double *prefill)
+/* Greedy decoding on the reference model M: the prompt, then one token at a time. out[i]
+ * receives the argmax of step i's logits (the first on ties) and gap[i] its lead over the
+ * second-best logit; the prompt's last-row logits go to prefill (vocab doubles) when not
+ * NULL. */
+static void greedy(ref_model *m, size_t vocab, size_t max_new, int32_t *out, double *gap,
+                   double *prefill)
 {
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
-    tp_weights *w = reference_weights(&c);
-    c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
-    ref_model *m = NULL;
-    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
-    const size_t vocab = (size_t)c.vocab;
     double *l = malloc(N_PROMPT * vocab * sizeof *l);
     assert_non_null(l);
     assert_int_equal(ref_model_forward(m, prompt, N_PROMPT, l), 0);
     const double *last = l + (N_PROMPT - 1) * vocab;
     if (prefill)
         memcpy(prefill, last, vocab * sizeof *prefill);
-    *margin = INFINITY;
     for (size_t i = 0; i < max_new; i++) {
         if (i > 0) {
             assert_int_equal(ref_model_forward(m, &out[i - 1], 1, l), 0);
@@ -137,11 +130,31 @@ static void reference(const char *config, size_t max_new, int32_t *out, double *
         for (size_t v = 0; v < vocab; v++)
             if (v != best && last[v] > second)
                 second = last[v];
-        if (last[best] - second < *margin)
-            *margin = last[best] - second;
+        gap[i] = last[best] - second;
         out[i] = (int32_t)best;
     }
     free(l);
+}
+
+/* The greedy tokens of the reference (at most MAX_NEW); *margin receives the smallest gap
+ * between the best and second-best logit over the steps; the prefill's last-row logits go
+ * to prefill (vocab doubles) when not NULL. */
+static void reference(const char *config, size_t max_new, int32_t *out, double *margin,
+                      double *prefill)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
+    tp_weights *w = reference_weights(&c);
+    c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
+    ref_model *m = NULL;
+    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    double gap[MAX_NEW];
+    assert_true(max_new <= MAX_NEW);
+    greedy(m, (size_t)c.vocab, max_new, out, gap, prefill);
+    *margin = INFINITY;
+    for (size_t i = 0; i < max_new; i++)
+        if (gap[i] < *margin)
+            *margin = gap[i];
     ref_model_destroy(m);
     tp_weights_destroy(w);
 }
@@ -256,31 +269,12 @@ static void test_greedy_q8_0(void **state)
     assert_int_equal(tp_gguf_model_weights(g, &c, &w), TP_OK);
     ref_model *m = NULL;
     assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
-    const size_t vocab = (size_t)c.vocab;
-    double *l = malloc(N_PROMPT * vocab * sizeof *l);
-    assert_non_null(l);
-    assert_int_equal(ref_model_forward(m, prompt, N_PROMPT, l), 0);
     int32_t want[MAX_NEW], got[MAX_NEW];
+    double gap[MAX_NEW];
+    greedy(m, (size_t)c.vocab, MAX_NEW, want, gap, NULL);
     size_t sure = 0; /* steps before the first near tie */
-    const double *last = l + (N_PROMPT - 1) * vocab;
-    for (size_t i = 0; i < MAX_NEW; i++) {
-        if (i > 0) {
-            assert_int_equal(ref_model_forward(m, &want[i - 1], 1, l), 0);
-            last = l;
-        }
-        size_t best = 0;
-        for (size_t v = 1; v < vocab; v++)
-            if (last[v] > last[best])
-                best = v;
-        double second = -INFINITY;
-        for (size_t v = 0; v < vocab; v++)
-            if (v != best && last[v] > second)
-                second = last[v];
-        want[i] = (int32_t)best;
-        if (sure == i && last[best] - second > 0.05)
-            sure = i + 1;
-    }
-    free(l);
+    while (sure < MAX_NEW && gap[sure] > 0.05)
+        sure++;
     ref_model_destroy(m);
     tp_weights_destroy(w);
     tp_gguf_close(g);

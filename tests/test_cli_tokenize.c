@@ -17,31 +17,9 @@
 #include "support/vocab_gguf.h"
 #include "tensorplan/gguf.h"
 
-#define SP "\xe2\x96\x81" /* U+2581 */
 
 static char dir[] = "/tmp/tp_cli_tokenize_XXXXXX";
 static char spm_path[256], bpe_path[256], bare_path[256], bad_path[256], text_path[256];
-
-/* 0 <unk> 1 <s> 2 </s> 3 ▁ 4 h 5 e 6 l 7 o 8 i 9 a 10 ▁h 11 he 12 ll 13 ▁he 14 llo
- * 15 ▁hello 16 hi 17 ▁hi 18 aa 19 <0x21> 20 <0xC3> 21 <0xA9> */
-static void spm_vocab(test_vocab *v)
-{
-    static const char *const texts[] = {
-        "<unk>", "<s>", "</s>", SP, "h", "e", "l", "o", "i", "a", SP "h", "he", "ll",
-        SP "he", "llo", SP "hello", "hi", SP "hi", "aa", "<0x21>", "<0xC3>", "<0xA9>"};
-    static const float scores[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4, -5, -6, -10,
-                                   -7, -1, 0, 0, 0};
-    memset(v, 0, sizeof *v);
-    v->model = "llama";
-    v->n = sizeof texts / sizeof *texts;
-    for (size_t i = 0; i < v->n; i++) {
-        v->tokens[i] = texts[i];
-        v->scores[i] = scores[i];
-    }
-    v->types[0] = TP_TOKEN_UNKNOWN;
-    v->types[1] = v->types[2] = TP_TOKEN_CONTROL;
-    v->types[19] = v->types[20] = v->types[21] = TP_TOKEN_BYTE;
-}
 
 /* 0 a 1 b 2 c 3 ab 4 bc 5 "Ġ" 6 "Ġa" 7 <|im_end|>; merges "a b", "b c", "Ġ a" */
 static void bpe_vocab(test_vocab *v)
@@ -82,7 +60,7 @@ static int setup(void **state)
     snprintf(bare_path, sizeof bare_path, "%s/bare.gguf", dir);
     snprintf(bad_path, sizeof bad_path, "%s/bad.gguf", dir);
     snprintf(text_path, sizeof text_path, "%s/text.txt", dir);
-    write_vocab(spm_path, spm_vocab);
+    write_vocab(spm_path, tv_spm_vocab);
     write_vocab(bpe_path, bpe_vocab);
     tp_gguf_writer *w = NULL;
     assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
@@ -102,18 +80,20 @@ static int teardown(void **state)
     const char *names[] = {spm_path, bpe_path, bare_path, bad_path, text_path};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         unlink(names[i]);
-    char p[300];
-    snprintf(p, sizeof p, "%s/out.txt", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/err.txt", dir);
-    unlink(p);
+    cli_remove_outputs(dir);
     rmdir(dir);
     return 0;
 }
 
-/* Runs the CLI and checks exit status and the exact standard output. */
-static void expect_out(const char *args, int rc, const char *want)
+/* Runs the CLI with the arguments FMT formats and checks exit status and the exact standard
+ * output. */
+static void expect_out(int rc, const char *want, const char *fmt, ...)
 {
+    char args[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
     cli_result r = cli_run(dir, args);
     if (r.rc != rc || strcmp(r.out, want) != 0) {
         fprintf(stderr, "%s: exit %d (want %d)\nout: [%s]\nwant: [%s]\nerr: %s\n", args, r.rc,
@@ -123,9 +103,15 @@ static void expect_out(const char *args, int rc, const char *want)
     cli_free(&r);
 }
 
-/* Runs the CLI, expecting exit RC and one line on standard error that holds NEEDLE. */
-static void expect_refused(const char *args, int rc, const char *needle)
+/* Runs the CLI with the arguments FMT formats, expecting exit RC and one line on standard
+ * error that holds NEEDLE. */
+static void expect_refused(int rc, const char *needle, const char *fmt, ...)
 {
+    char args[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
     cli_result r = cli_run(dir, args);
     if (r.rc != rc || cli_lines(r.err) != 1 || !strstr(r.err, needle) ||
         strncmp(r.err, "tensorplan: ", 12) != 0 || r.out_len != 0) {
@@ -139,93 +125,68 @@ static void expect_refused(const char *args, int rc, const char *needle)
 static void test_tokenize_spm(void **state)
 {
     (void)state;
-    char args[1024];
     /* bos (add_bos by default) then "▁hello" merged to one token (test_tokenizer_spm.c) */
-    snprintf(args, sizeof args, "tokenize '%s' hello", spm_path);
-    expect_out(args, 0, "1 15\n");
-    snprintf(args, sizeof args, "tokenize '%s' hello --no-special", spm_path);
-    expect_out(args, 0, "15\n");
+    expect_out(0, "1 15\n", "tokenize '%s' hello", spm_path);
+    expect_out(0, "15\n", "tokenize '%s' hello --no-special", spm_path);
     /* </s> matched as a token; the space prefix again after it */
-    snprintf(args, sizeof args, "tokenize '%s' 'hi</s>hi'", spm_path);
-    expect_out(args, 0, "1 17 2 17\n");
+    expect_out(0, "1 17 2 17\n", "tokenize '%s' 'hi</s>hi'", spm_path);
     /* without parse_special "</s>" is text; '<' has no token and no byte token: refused */
-    snprintf(args, sizeof args, "tokenize '%s' 'hi</s>hi' --no-parse-special", spm_path);
-    expect_refused(args, 3, "spm.gguf");
+    expect_refused(3, "spm.gguf", "tokenize '%s' 'hi</s>hi' --no-parse-special", spm_path);
     /* pieces: bos shows its text, ▁ shows as a space */
-    snprintf(args, sizeof args, "tokenize '%s' --pieces 'hello hi'", spm_path);
-    expect_out(args, 0, "1 -> '<s>'\n15 -> ' hello'\n17 -> ' hi'\n");
+    expect_out(0, "1 -> '<s>'\n15 -> ' hello'\n17 -> ' hi'\n", "tokenize '%s' --pieces 'hello hi'",
+               spm_path);
     /* TEXT "-" reads standard input */
     FILE *f = fopen(text_path, "wb");
     assert_non_null(f);
     fputs("hello", f);
     fclose(f);
-    snprintf(args, sizeof args, "tokenize '%s' - < '%s'", spm_path, text_path);
-    expect_out(args, 0, "1 15\n");
+    expect_out(0, "1 15\n", "tokenize '%s' - < '%s'", spm_path, text_path);
     /* after "--" the text is positional; "▁a!": no pair is a token; '!' falls back to
      * <0x21> */
-    snprintf(args, sizeof args, "tokenize '%s' --no-special -- 'a!'", spm_path);
-    expect_out(args, 0, "3 9 19\n");
+    expect_out(0, "3 9 19\n", "tokenize '%s' --no-special -- 'a!'", spm_path);
 }
 
 static void test_tokenize_bpe(void **state)
 {
     (void)state;
-    char args[1024];
     /* qwen2: no bos by default. "abc a": pieces "abc", " a"; ab (rank 0) then "ab c" has no
      * rank: [ab, c]; " a" -> "Ġa" by rank 2: [Ġa] */
-    snprintf(args, sizeof args, "tokenize '%s' 'abc a'", bpe_path);
-    expect_out(args, 0, "3 2 6\n");
-    snprintf(args, sizeof args, "tokenize '%s' 'c<|im_end|>' --pieces", bpe_path);
-    expect_out(args, 0, "2 -> 'c'\n7 -> '<|im_end|>'\n");
+    expect_out(0, "3 2 6\n", "tokenize '%s' 'abc a'", bpe_path);
+    expect_out(0, "2 -> 'c'\n7 -> '<|im_end|>'\n", "tokenize '%s' 'c<|im_end|>' --pieces",
+               bpe_path);
 }
 
 static void test_detokenize(void **state)
 {
     (void)state;
-    char args[1024];
     /* SentencePiece: the first piece loses its leading space; bos gives nothing (and takes
      * the strip with it, as in llama.cpp: " hello") */
-    snprintf(args, sizeof args, "detokenize '%s' '15 17'", spm_path);
-    expect_out(args, 0, "hello hi\n");
-    snprintf(args, sizeof args, "detokenize '%s' 1,15", spm_path);
-    expect_out(args, 0, " hello\n");
-    snprintf(args, sizeof args, "detokenize '%s' '1 15 2' --special", spm_path);
-    expect_out(args, 0, "<s> hello</s>\n");
+    expect_out(0, "hello hi\n", "detokenize '%s' '15 17'", spm_path);
+    expect_out(0, " hello\n", "detokenize '%s' 1,15", spm_path);
+    expect_out(0, "<s> hello</s>\n", "detokenize '%s' '1 15 2' --special", spm_path);
     /* byte tokens give their byte: <0xC3> <0xA9> = "é" */
-    snprintf(args, sizeof args, "detokenize '%s' '9 20 21 19'", spm_path);
-    expect_out(args, 0, "a\xc3\xa9!\n");
+    expect_out(0, "a\xc3\xa9!\n", "detokenize '%s' '9 20 21 19'", spm_path);
     /* byte-level: Ġ maps back to a space */
-    snprintf(args, sizeof args, "detokenize '%s' '3 2 6'", bpe_path);
-    expect_out(args, 0, "abc a\n");
+    expect_out(0, "abc a\n", "detokenize '%s' '3 2 6'", bpe_path);
     FILE *f = fopen(text_path, "wb");
     assert_non_null(f);
     fputs("3, 2\n6\n", f);
     fclose(f);
-    snprintf(args, sizeof args, "detokenize '%s' - < '%s'", bpe_path, text_path);
-    expect_out(args, 0, "abc a\n");
+    expect_out(0, "abc a\n", "detokenize '%s' - < '%s'", bpe_path, text_path);
 }
 
 static void test_refusals(void **state)
 {
     (void)state;
-    char args[1024];
-    snprintf(args, sizeof args, "tokenize '%s' hello", bare_path);
-    expect_refused(args, 3, "tokenizer.ggml.model");
-    snprintf(args, sizeof args, "detokenize '%s' 1", bad_path);
-    expect_refused(args, 3, "bad.gguf");
-    snprintf(args, sizeof args, "tokenize '%s/none.gguf' hello", dir);
-    expect_refused(args, 1, "none.gguf");
+    expect_refused(3, "tokenizer.ggml.model", "tokenize '%s' hello", bare_path);
+    expect_refused(3, "bad.gguf", "detokenize '%s' 1", bad_path);
+    expect_refused(1, "none.gguf", "tokenize '%s/none.gguf' hello", dir);
     /* usage: a missing text, an unknown flag, an id out of range, a list that is no list */
-    snprintf(args, sizeof args, "tokenize '%s'", spm_path);
-    expect_refused(args, 2, "TEXT");
-    snprintf(args, sizeof args, "tokenize '%s' hi --bogus", spm_path);
-    expect_refused(args, 2, "--bogus");
-    snprintf(args, sizeof args, "detokenize '%s' '1 22'", spm_path);
-    expect_refused(args, 2, "22");
-    snprintf(args, sizeof args, "detokenize '%s' '1 x'", spm_path);
-    expect_refused(args, 2, "IDS");
-    snprintf(args, sizeof args, "detokenize '%s' ' , '", spm_path);
-    expect_refused(args, 2, "no token ids");
+    expect_refused(2, "TEXT", "tokenize '%s'", spm_path);
+    expect_refused(2, "--bogus", "tokenize '%s' hi --bogus", spm_path);
+    expect_refused(2, "22", "detokenize '%s' '1 22'", spm_path);
+    expect_refused(2, "IDS", "detokenize '%s' '1 x'", spm_path);
+    expect_refused(2, "no token ids", "detokenize '%s' ' , '", spm_path);
 }
 
 int main(void)

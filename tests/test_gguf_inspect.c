@@ -9,41 +9,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "support/cli_run.h"
 #include "tensorplan/gguf.h"
-
-#ifndef TP_CLI_PATH
-#error "TP_CLI_PATH must name the built tensorplan binary"
-#endif
 
 static char tmpdir[] = "/tmp/tp_inspect_XXXXXX";
 static char out_text[1 << 16], err_text[4096];
 
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    const size_t got = fread(buf, 1, cap - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-}
-
 /* Runs the CLI with ARGS; stdout and stderr land in out_text and err_text. */
 static int run_cli(const char *args)
 {
-    char cmd[2048], out[300], err[300];
-    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
-    snprintf(err, sizeof err, "%s/err.txt", tmpdir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", TP_CLI_PATH, args, out, err);
-    const int status = system(cmd);
-    assert_true(status != -1 && WIFEXITED(status));
-    slurp(out, out_text, sizeof out_text);
-    slurp(err, err_text, sizeof err_text);
-    return WEXITSTATUS(status);
+    cli_result r = cli_run(tmpdir, args);
+    assert_true(r.rc != -1);
+    cli_keep(out_text, sizeof out_text, r.out, r.out_len);
+    cli_keep(err_text, sizeof err_text, r.err, r.err_len);
+    cli_free(&r);
+    return r.rc;
 }
 
 typedef struct tdef {
@@ -159,11 +143,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char p[300];
-    snprintf(p, sizeof p, "%s/out.txt", tmpdir);
-    remove(p);
-    snprintf(p, sizeof p, "%s/err.txt", tmpdir);
-    remove(p);
+    cli_remove_outputs(tmpdir);
     return rmdir(tmpdir);
 }
 

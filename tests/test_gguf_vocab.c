@@ -18,31 +18,6 @@
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/tokenizer.h"
 
-#define SP "\xe2\x96\x81" /* U+2581 */
-#define IDS(...) ((const int32_t[]){__VA_ARGS__}), (sizeof((const int32_t[]){__VA_ARGS__}) / 4)
-
-/* The SentencePiece vocabulary of test_tokenizer_spm.c:
- * 0 <unk> 1 <s> 2 </s> 3 ▁ 4 h 5 e 6 l 7 o 8 i 9 a 10 ▁h 11 he 12 ll 13 ▁he 14 llo
- * 15 ▁hello 16 hi 17 ▁hi 18 aa 19 <0x21> 20 <0xC3> 21 <0xA9> */
-static void spm_vocab(test_vocab *v)
-{
-    static const char *const texts[] = {
-        "<unk>", "<s>", "</s>", SP, "h", "e", "l", "o", "i", "a", SP "h", "he", "ll",
-        SP "he", "llo", SP "hello", "hi", SP "hi", "aa", "<0x21>", "<0xC3>", "<0xA9>"};
-    static const float scores[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4, -5, -6, -10,
-                                   -7, -1, 0, 0, 0};
-    memset(v, 0, sizeof *v);
-    v->model = "llama";
-    v->n = sizeof texts / sizeof *texts;
-    for (size_t i = 0; i < v->n; i++) {
-        v->tokens[i] = texts[i];
-        v->scores[i] = scores[i];
-    }
-    v->types[0] = TP_TOKEN_UNKNOWN;
-    v->types[1] = v->types[2] = TP_TOKEN_CONTROL;
-    v->types[19] = v->types[20] = v->types[21] = TP_TOKEN_BYTE;
-}
-
 /* The byte-level vocabulary of test_tokenizer_bpe.c's merge-order case (second ranks) plus
  * two specials: 0 a 1 b 2 c 3 ab 4 bc 5 aa 6 aaaa 7 <s> 8 <|im_end|> */
 static void bpe_vocab(test_vocab *v)
@@ -99,24 +74,11 @@ static tp_tokenizer *load(tp_gguf_writer *w)
     return t;
 }
 
+/* Encodes with parse_special on (tv_expect_ids of support/tokenizer_vocab.h). */
 static void expect_ids(const tp_tokenizer *t, const char *text, int add_special,
                        const int32_t *want, size_t n_want)
 {
-    int32_t *ids = NULL;
-    size_t n = 0;
-    assert_int_equal(tp_tokenizer_encode(t, text, strlen(text), add_special, 1, &ids, &n),
-                     TP_OK);
-    if (n != n_want || (n && memcmp(ids, want, n * sizeof *ids) != 0)) {
-        fprintf(stderr, "\"%s\": want", text);
-        for (size_t i = 0; i < n_want; i++)
-            fprintf(stderr, " %d", want[i]);
-        fprintf(stderr, ", got");
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, " %d", ids[i]);
-        fprintf(stderr, "\n");
-        fail();
-    }
-    free(ids);
+    tv_expect_ids(t, text, add_special, 1, want, n_want);
 }
 
 /* Every text and type as written (types 0 in the table are written as normal). */
@@ -138,7 +100,7 @@ static void test_spm_round_trip(void **state)
 {
     (void)state;
     test_vocab v;
-    spm_vocab(&v);
+    tv_spm_vocab(&v);
     tp_tokenizer *t = load(writer_of(&v));
     expect_table(t, &v);
     /* no id keys: the SentencePiece defaults bos 1, eos 2, add_bos, space prefix */
@@ -202,7 +164,7 @@ static void test_ids_out_of_range(void **state)
 {
     (void)state;
     test_vocab v;
-    spm_vocab(&v);
+    tv_spm_vocab(&v);
     tp_gguf_writer *w = writer_of(&v);
     assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 22), TP_OK);
     assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 4000000000u),
@@ -299,7 +261,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     test_vocab v;
-    spm_vocab(&v);
+    tv_spm_vocab(&v);
     /* the unchanged file loads (the refusals below are due to their change alone) */
     tp_gguf_writer *w = NULL;
     assert_int_equal(tp_gguf_writer_create(&w), TP_OK);

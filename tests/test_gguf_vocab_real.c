@@ -139,12 +139,8 @@ static void check_real(const real *rv)
     cJSON_Delete(root);
     free(json);
 
-    char p[400];
     unlink(path);
-    snprintf(p, sizeof p, "%s/out.txt", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/err.txt", dir);
-    unlink(p);
+    cli_remove_outputs(dir);
     rmdir(dir);
 }
 

@@ -99,6 +99,7 @@ static void test_gap_with_window(void **state)
         assert_int_equal(off[0], 0);
         assert_int_equal(off[1], 0);
         assert_int_equal(arena, 10);
+        assert_int_equal(rep.lower_bound, 10); /* the window is 4 bytes wide here too */
     }
 }
 

@@ -141,6 +141,7 @@ static void test_portfolio_every_processor_starts_helpers(void **state)
     for (int tries = 0; tries < 5 && !seen; tries++)
         seen = extra_threads_during(t, PORTFOLIO_N, &o, off, &arena) > 0;
     assert_true(seen);
+    assert_sound(t, PORTFOLIO_N, off, arena); /* the plan the helpers made */
     free(off);
     free(t);
 }

@@ -21,6 +21,7 @@
 
 #include "support/peak_oracle.h"
 #include "support/plan_check.h"
+#include "support/qwen_graph.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/backend.h"
 #include "tensorplan/cache.h"
@@ -74,16 +75,7 @@ static void test_inplace_op_never_writes_a_kv_region(void **state)
 static void test_alias_extends_the_source_in_the_bound(void **state)
 {
     (void)state;
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
-    tp_graph_params gp;
-    memset(&gp, 0, sizeof gp);
-    gp.n_tokens = 440;
-    gp.n_out = 1;
-    gp.n_ctx = 4096;
-    gp.fuse_ffn = 1;
-    tp_graph *g = NULL;
-    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    tp_graph *g = tpt_qwen_graph(440);
     tp_allocator *a = NULL;
     assert_int_equal(tp_allocator_create_host(&a), TP_OK);
     tp_alloc_options o = tp_alloc_options_default();
@@ -102,10 +94,8 @@ static void test_alias_extends_the_source_in_the_bound(void **state)
 
 /* ---- pool memory never moves, across a re-map by the graph cache ---- */
 
-static tp_graph *build_tiny(size_t n_tokens)
+static tp_graph_params tiny_params(size_t n_tokens)
 {
-    tp_model_config c;
-    assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
     tp_graph_params p;
     memset(&p, 0, sizeof p);
     p.n_tokens = n_tokens;
@@ -113,6 +103,14 @@ static tp_graph *build_tiny(size_t n_tokens)
     p.n_ctx = 32;
     p.fuse_ffn = 1;
     p.weights_version = 1;
+    return p;
+}
+
+static tp_graph *build_tiny(size_t n_tokens)
+{
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
+    const tp_graph_params p = tiny_params(n_tokens);
     tp_graph *g = NULL;
     assert_int_equal(tp_model_build_graph(&c, &p, &g), TP_OK);
     return g;
@@ -120,13 +118,7 @@ static tp_graph *build_tiny(size_t n_tokens)
 
 static void use_shape(tp_graph_cache *c, size_t n_tokens)
 {
-    tp_graph_params p;
-    memset(&p, 0, sizeof p);
-    p.n_tokens = n_tokens;
-    p.n_out = 1;
-    p.n_ctx = 32;
-    p.fuse_ffn = 1;
-    p.weights_version = 1;
+    const tp_graph_params p = tiny_params(n_tokens);
     int reused = -1;
     assert_int_equal(tp_graph_cache_try_reuse(c, &p, &reused), TP_OK);
     if (!reused)

@@ -14,7 +14,6 @@
 #include "support/xorshift.h"
 #include "tensorplan/tokenizer.h"
 
-#define SP "\xe2\x96\x81" /* U+2581 */
 
 static tp_tokenizer *make_desc(tp_vocab_desc *d)
 {
@@ -26,45 +25,11 @@ static tp_tokenizer *make_desc(tp_vocab_desc *d)
     return t;
 }
 
-/* 0 <unk> 1 <s> 2 </s> 3 ▁ 4 h 5 e 6 l 7 o 8 i 9 a 10 ▁h 11 he 12 ll 13 ▁he 14 llo
- * 15 ▁hello 16 hi 17 ▁hi 18 aa 19 <0x21> 20 <0xC3> 21 <0xA9> */
-static void spm_vocab(test_vocab *v)
-{
-    static const char *const texts[] = {
-        "<unk>", "<s>", "</s>", SP, "h", "e", "l", "o", "i", "a", SP "h", "he", "ll",
-        SP "he", "llo", SP "hello", "hi", SP "hi", "aa", "<0x21>", "<0xC3>", "<0xA9>"};
-    static const float scores[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4, -5, -6, -10,
-                                   -7, -1, 0, 0, 0};
-    memset(v, 0, sizeof *v);
-    v->model = "llama";
-    v->n = sizeof texts / sizeof *texts;
-    for (size_t i = 0; i < v->n; i++) {
-        v->tokens[i] = texts[i];
-        v->scores[i] = scores[i];
-    }
-    v->types[0] = TP_TOKEN_UNKNOWN;
-    v->types[1] = v->types[2] = TP_TOKEN_CONTROL;
-    v->types[19] = v->types[20] = v->types[21] = TP_TOKEN_BYTE;
-}
-
+/* Encodes with parse_special on (tv_expect_ids of support/tokenizer_vocab.h). */
 static void expect_ids(const tp_tokenizer *t, const char *text, int add_special,
                        const int32_t *want, size_t n_want)
 {
-    int32_t *ids = NULL;
-    size_t n = 0;
-    assert_int_equal(tp_tokenizer_encode(t, text, strlen(text), add_special, 1, &ids, &n),
-                     TP_OK);
-    if (n != n_want || (n && memcmp(ids, want, n * sizeof *ids) != 0)) {
-        fprintf(stderr, "\"%s\": want", text);
-        for (size_t i = 0; i < n_want; i++)
-            fprintf(stderr, " %d", want[i]);
-        fprintf(stderr, ", got");
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, " %d", ids[i]);
-        fprintf(stderr, "\n");
-        fail();
-    }
-    free(ids);
+    tv_expect_ids(t, text, add_special, 1, want, n_want);
 }
 
 static void expect_text(const tp_tokenizer *t, const int32_t *ids, size_t n, int remove_special,
@@ -81,13 +46,11 @@ static void expect_text(const tp_tokenizer *t, const int32_t *ids, size_t n, int
     free(text);
 }
 
-#define IDS(...) ((const int32_t[]){__VA_ARGS__}), (sizeof((const int32_t[]){__VA_ARGS__}) / 4)
-
 static void test_spm_scores(void **state)
 {
     (void)state;
     test_vocab v;
-    spm_vocab(&v);
+    tv_spm_vocab(&v);
     tp_vocab_desc d;
     tv_fill(&d, &v);
     tp_tokenizer *t = make_desc(&d);
@@ -123,7 +86,7 @@ static void test_spm_decode(void **state)
 {
     (void)state;
     test_vocab v;
-    spm_vocab(&v);
+    tv_spm_vocab(&v);
     tp_vocab_desc d;
     tv_fill(&d, &v);
     tp_tokenizer *t = make_desc(&d);

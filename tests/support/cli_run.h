@@ -67,6 +67,25 @@ static inline void cli_free(cli_result *r)
     r->out = r->err = NULL;
 }
 
+/* Removes the out.txt and err.txt that cli_run leaves in folder DIR. */
+static inline void cli_remove_outputs(const char *dir)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/out.txt", dir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    remove(p);
+}
+
+/* Copies cli_run's LEN bytes of TEXT into BUF of CAP bytes, cut to CAP - 1, NUL-terminated. */
+static inline void cli_keep(char *buf, size_t cap, const char *text, size_t len)
+{
+    if (len > cap - 1)
+        len = cap - 1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+}
+
 /* Lines in text (the last need not end with a newline). */
 static inline size_t cli_lines(const char *text)
 {
