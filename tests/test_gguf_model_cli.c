@@ -178,6 +178,14 @@ static void test_budget(void **state)
     cJSON_Delete(o);
     assert_int_equal(run_cli("model '%s' --budget 12X", file), 2);
     assert_int_equal(run_cli("model '%s' --budget K", file), 2);
+    /* a doubled suffix, a bare suffix and an empty value are refused with one line that
+     * names the option (the earlier parser read 12KK as 12 MiB and said nothing for K) */
+    static const char *const bad[] = { "12KK", "K", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(run_cli("model '%s' --budget '%s'", file, bad[i]), 2);
+        assert_int_equal(strncmp(err_text, "tensorplan: model: --budget", 27), 0);
+        assert_int_equal(strchr(err_text, '\n') - err_text, (long)strlen(err_text) - 1);
+    }
     /* the text report says the same */
     assert_int_equal(run_cli("model '%s' --n-ctx 8 --budget 3M", file), 0);
     assert_non_null(strstr(out_text, "budget 3145728 B: fits"));
