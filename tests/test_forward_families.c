@@ -181,14 +181,14 @@ static double rel_l2(const float *got, const double *want, size_t n, double *sca
 }
 
 static void check_rows(const model *m, const float *got, const double *want, size_t rows,
-                       const char *what, int step)
+                       const char *what, int step, double tol)
 {
     size_t vocab = (size_t)m->c.vocab;
     for (size_t r = 0; r < rows; r++) {
         double scale;
         double e = rel_l2(got + r * vocab, want + r * vocab, vocab, &scale);
         assert_true(scale > 0.1); /* a working model, not collapsed logits */
-        if (!(e < 1e-4))
+        if (!(e < tol))
             fail_msg("%s step %d row %zu: relative L2 %.3g from the reference", what, step, r,
                      e);
     }
@@ -200,6 +200,9 @@ static void against_reference(int cfg, uint32_t type)
     make_model(cfg, type, &m);
     char what[96];
     snprintf(what, sizeof what, "%s / %s", m.c.name, type_label(type));
+    /* f32 arithmetic on exact weights: 1e-4; block types meet activations rounded to 16 bits
+     * per group of 32 (docs/quant.md section 5), which the random layers amplify: 1e-3 */
+    double tol = type != OWNED && tp_type_block_elems(type) > 1 ? 1e-3 : 1e-4;
     size_t vocab = (size_t)m.c.vocab;
     tp_session_options o = tp_session_options_default();
     o.tail_rows = 0;
@@ -215,13 +218,13 @@ static void against_reference(int cfg, uint32_t type)
     if (tp_session_forward(s, prompt, N_PROMPT, N_PROMPT, got) != TP_OK)
         fail_msg("%s: prefill: %s", what, tp_last_error());
     assert_int_equal(ref_model_forward(ref, prompt, N_PROMPT, want), 0);
-    check_rows(&m, got, want, N_PROMPT, what, 0);
+    check_rows(&m, got, want, N_PROMPT, what, 0, tol);
     int32_t tok = tp_argmax(got + (N_PROMPT - 1) * vocab, vocab);
     for (int step = 1; step <= N_STEPS; step++) {
         if (tp_session_forward(s, &tok, 1, 1, got) != TP_OK)
             fail_msg("%s: decode: %s", what, tp_last_error());
         assert_int_equal(ref_model_forward(ref, &tok, 1, want), 0);
-        check_rows(&m, got, want, 1, what, step);
+        check_rows(&m, got, want, 1, what, step, tol);
         tok = tp_argmax(got, vocab);
     }
     free(got);
