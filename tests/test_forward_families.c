@@ -109,8 +109,18 @@ static size_t row_size(uint32_t type, size_t n)
     case TP_TYPE_F16:
     case TP_TYPE_BF16:
         return 2 * n;
+    case TP_TYPE_Q4_0:
+        return n / 32 * 18;
+    case TP_TYPE_Q4_1:
+        return n / 32 * 20;
+    case TP_TYPE_Q5_0:
+        return n / 32 * 22;
+    case TP_TYPE_Q5_1:
+        return n / 32 * 24;
     case TP_TYPE_Q8_0:
         return n / 32 * 34;
+    case TP_TYPE_Q6_K:
+        return n / 256 * 210;
     default: /* Q4_K */
         return n / 256 * 144;
     }
@@ -252,6 +262,12 @@ static void test_q4_k_and_wide_rows_match_reference(void **state)
     against_reference(CFG_Q4K, TP_TYPE_Q4_K);
     against_reference(CFG_Q4K, TP_TYPE_Q8_0);
     against_reference(CFG_Q4K, TP_TYPE_F16);
+    /* every other type with a quantizer to write the model: Q4_0, Q4_1, Q5_0, Q5_1, Q6_K */
+    against_reference(CFG_Q4K, TP_TYPE_Q4_0);
+    against_reference(CFG_Q4K, TP_TYPE_Q4_1);
+    against_reference(CFG_Q4K, TP_TYPE_Q5_0);
+    against_reference(CFG_Q4K, TP_TYPE_Q5_1);
+    against_reference(CFG_Q4K, TP_TYPE_Q6_K);
 }
 
 /* ---- strategies -------------------------------------------------------------------------- */
@@ -286,9 +302,10 @@ static void test_strategies_equal_naive_bit_for_bit(void **state)
                                         TP_ALIAS_NONE};
     for (int cfg = 0; cfg < N_CONFIGS; cfg++)
         for (size_t t = 0; t < N_COMMON; t++) {
-            uint32_t type = cfg == CFG_Q4K ? (t ? TP_TYPE_Q4_K : OWNED) : common_types[t];
-            if (cfg == CFG_Q4K && t > 1)
-                break;
+            /* rows of 256: the K types and more 32-blocks, quantized weights in every form */
+            static const uint32_t wide[N_COMMON] = {OWNED, TP_TYPE_Q4_K, TP_TYPE_Q4_0,
+                                                    TP_TYPE_Q5_1, TP_TYPE_Q6_K};
+            uint32_t type = cfg == CFG_Q4K ? wide[t] : common_types[t];
             model m;
             make_model(cfg, type, &m);
             size_t n = (1 + N_STEPS) * (size_t)m.c.vocab;

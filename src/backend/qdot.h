@@ -20,6 +20,7 @@
 #include "tensorplan/quant.h"
 
 #define TP_QDOT_TOKENS 4
+#define TP_QDOT_ROWS 4
 #define TP_QDOT_GROUP 32 /* elements per activation scale */
 
 /* One token row of rounded activations: q[n], d[n / 32], s[n / 16]. */
@@ -32,9 +33,11 @@ typedef struct tp_xq {
 /* out[k] = row . x[k] for k < n_x (1 <= n_x <= TP_QDOT_TOKENS); row is n_blocks blocks. */
 typedef void (*tp_qdot_fn)(const uint8_t *row, size_t n_blocks, const tp_xq *x, int n_x,
                            float *out);
-/* The same for F32 / F16 / BF16 rows of n elements against f32 token rows. */
-typedef void (*tp_fdot_fn)(const uint8_t *row, size_t n, const float *const *x, int n_x,
-                           float *out);
+/* F32 / F16 / BF16 rows of n elements against f32 token rows, several rows at a time: rows
+ * row + r * row_bytes for r < n_r (1 <= n_r <= TP_QDOT_ROWS) into out[r * TP_QDOT_TOKENS + k];
+ * returns n_r. Each row and token pair gives the same bits whatever n_r and n_x. */
+typedef int (*tp_fdot_fn)(const uint8_t *row, size_t row_bytes, int n_r, size_t n,
+                          const float *const *x, int n_x, float *out);
 
 typedef struct tp_qdot_ops {
     tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */

@@ -276,10 +276,12 @@ static void fdot_lanes(elem_fn el, const uint8_t *row, size_t n, const float *co
 }
 
 #define FDOT(name)                                                                              \
-    static void fd_##name(const uint8_t *row, size_t n, const float *const *x, int n_x,        \
-                          float *out)                                                          \
+    static int fd_##name(const uint8_t *row, size_t rb, int n_r, size_t n,                     \
+                         const float *const *x, int n_x, float *out)                           \
     {                                                                                          \
-        fdot_lanes(el_##name, row, n, x, n_x, out);                                            \
+        for (int r = 0; r < n_r; r++)                                                          \
+            fdot_lanes(el_##name, row + (size_t)r * rb, n, x, n_x, out + r * TP_QDOT_TOKENS);  \
+        return n_r;                                                                            \
     }
 FDOT(f32)
 FDOT(f16)

@@ -31,27 +31,37 @@ typedef struct mm_ctx {
     const float *xd, *xs;
 } mm_ctx;
 
-/* y[t][r] for the n_x tokens from t of one row. */
-static void mm_tokens(const mm_ctx *c, const uint8_t *row, size_t r, size_t t, int n_x)
+/* y[t..t+n_x)[r] of one row of a block type. */
+static void mm_block_row(const mm_ctx *c, size_t r, size_t t, int n_x)
 {
     float out[TP_QDOT_TOKENS];
-    if (c->blocks) {
-        tp_xq xs[TP_QDOT_TOKENS];
-        for (int k = 0; k < n_x; k++) {
-            size_t tk = t + (size_t)k;
-            xs[k].q = c->xq + tk * c->n_in;
-            xs[k].d = c->xd + tk * (c->n_in / TP_QDOT_GROUP);
-            xs[k].s = c->xs + tk * (c->n_in / 16);
-        }
-        c->ops->q[c->type](row, c->n_blocks, xs, n_x, out);
-    } else {
-        const float *xs[TP_QDOT_TOKENS];
-        for (int k = 0; k < n_x; k++)
-            xs[k] = c->x + (t + (size_t)k) * c->n_in;
-        c->ops->f[c->type](row, c->n_in, xs, n_x, out);
+    tp_xq xs[TP_QDOT_TOKENS];
+    for (int k = 0; k < n_x; k++) {
+        size_t tk = t + (size_t)k;
+        xs[k].q = c->xq + tk * c->n_in;
+        xs[k].d = c->xd + tk * (c->n_in / TP_QDOT_GROUP);
+        xs[k].s = c->xs + tk * (c->n_in / 16);
     }
+    c->ops->q[c->type](c->W + r * c->row_bytes, c->n_blocks, xs, n_x, out);
     for (int k = 0; k < n_x; k++)
         c->y[(t + (size_t)k) * c->n_out + r] = c->b ? out[k] + c->b[r] : out[k];
+}
+
+/* y[t..t+n_x)[r..r+n_r) of F32 / F16 / BF16 rows. */
+static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x)
+{
+    float out[TP_QDOT_ROWS * TP_QDOT_TOKENS];
+    const float *xs[TP_QDOT_TOKENS];
+    for (int k = 0; k < n_x; k++)
+        xs[k] = c->x + (t + (size_t)k) * c->n_in;
+    int got = c->ops->f[c->type](c->W + r * c->row_bytes, c->row_bytes, n_r, c->n_in, xs, n_x,
+                                 out);
+    for (int i = 0; i < got; i++)
+        for (int k = 0; k < n_x; k++) {
+            float v = out[i * TP_QDOT_TOKENS + k];
+            size_t ri = r + (size_t)i;
+            c->y[(t + (size_t)k) * c->n_out + ri] = c->b ? v + c->b[ri] : v;
+        }
 }
 
 static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
@@ -60,10 +70,20 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
     const mm_ctx *c = ctx;
     for (size_t t0 = 0; t0 < c->n_tok; t0 += MM_TOKEN_BLOCK) {
         size_t t1 = t0 + MM_TOKEN_BLOCK < c->n_tok ? t0 + MM_TOKEN_BLOCK : c->n_tok;
-        for (size_t r = r0; r < r1; r++) {
-            const uint8_t *row = c->W + r * c->row_bytes;
+        if (c->blocks) {
+            for (size_t r = r0; r < r1; r++)
+                for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
+                    mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
+            continue;
+        }
+        /* one token: four rows share nothing but give four independent sums; more tokens:
+         * two rows share each token vector */
+        size_t tile = t1 - t0 == 1 ? 4 : 2;
+        for (size_t r = r0; r < r1; r += tile) {
+            int n_r = r1 - r < tile ? (int)(r1 - r) : (int)tile;
             for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
-                mm_tokens(c, row, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
+                mm_float_rows(c, r, n_r, t,
+                              t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
         }
     }
 }
