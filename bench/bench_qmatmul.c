@@ -6,7 +6,7 @@
  * Shapes: decode-like (1 token) and prefill-like (64 and 512 tokens) products with the
  * Qwen2.5-0.5B feed-forward matrices: 896 -> 4864 (every type but the K types, whose blocks
  * of 256 do not divide 896) and 4864 -> 896 (every type). Timings are the best of interleaved
- * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [threads ...] (default 1 2). */
+ * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [TYPE] [threads ...] (default: every type, 1 and 2 threads). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,12 +154,16 @@ static int bench_shape(uint32_t type, size_t n_in, size_t n_out, const int *thre
 
 int main(int argc, char **argv)
 {
-    int threads[8] = {1, 2}, n_thr = 2;
-    if (argc > 1) {
-        n_thr = 0;
-        for (int i = 1; i < argc && n_thr < 8; i++)
-            threads[n_thr++] = atoi(argv[i]);
+    int threads[8] = {1, 2}, n_thr = 2, given = 0;
+    uint32_t only = TP_TYPE_ID_LIMIT;
+    for (int i = 1; i < argc; i++) {
+        uint32_t id;
+        if (tp_type_from_name(argv[i], &id))
+            only = id;
+        else if (given < 8)
+            threads[given++] = atoi(argv[i]);
     }
+    n_thr = given ? given : n_thr;
     static const uint32_t types[] = {TP_TYPE_F32,  TP_TYPE_F16,  TP_TYPE_BF16, TP_TYPE_Q8_0,
                                      TP_TYPE_Q4_0, TP_TYPE_Q4_1, TP_TYPE_Q5_0, TP_TYPE_Q5_1,
                                      TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q4_K, TP_TYPE_Q5_K,
@@ -167,6 +171,8 @@ int main(int argc, char **argv)
     printf("forms: best %s; times per call, x = speed-up over the old method on 1 thread\n",
            tp_kernels_isa_name(tp_kernels_isa()));
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        if (only != TP_TYPE_ID_LIMIT && types[t] != only)
+            continue;
         if (tp_type_block_elems(types[t]) < 256 && bench_shape(types[t], 896, 4864, threads, n_thr))
             return 1;
         if (bench_shape(types[t], 4864, 896, threads, n_thr))

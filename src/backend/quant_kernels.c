@@ -14,7 +14,7 @@
 
 /* Token rows are taken in blocks of this many, so their slab stays in cache while every
  * weight row of a thread's range streams past it. */
-#define MM_TOKEN_BLOCK 64
+#define MM_TOKEN_BLOCK 16
 
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
