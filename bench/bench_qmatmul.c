@@ -5,8 +5,9 @@
  *
  * Shapes: decode-like (1 token) and prefill-like (64 and 512 tokens) products with the
  * Qwen2.5-0.5B feed-forward matrices: 896 -> 4864 (every type but the K types, whose blocks
- * of 256 do not divide 896) and 4864 -> 896 (every type). Timings are the best of interleaved
- * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [TYPE] [threads ...] (default: every type, 1 and 2 threads). */
+ * of 256 do not divide 896) and 4864 -> 896 (every type). Timings are the best of five
+ * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [TYPE] [wall] [threads ...] (default: every type, 1 and 2 threads;
+ * "wall": wall time for every run, to compare thread counts, e.g. under taskset -c 0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 /* CLOCK_PROCESS_CPUTIME_ID for one thread (the time the process ran, not the time others
  * ran on its core: this machine is shared), CLOCK_MONOTONIC with more threads. */
 static clockid_t g_clock = CLOCK_PROCESS_CPUTIME_ID;
+static int g_wall; /* "wall" on the command line: wall time for every run */
 
 static double now_seconds(void)
 {
@@ -62,10 +64,10 @@ typedef struct job {
 static double time_new(const job *j, int isa, int threads)
 {
     tp_kernels_set_isa(isa);
-    g_clock = threads == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
+    g_clock = threads == 1 && !g_wall ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     double best = 1e30;
     int reps = 1;
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 5; round++) {
         double t0 = now_seconds();
         for (int k = 0; k < reps; k++)
             tp_kernel_mul_mat_typed(j->type, j->W, NULL, j->x, j->n_in, j->n_out, j->n_tok, j->y,
@@ -81,10 +83,10 @@ static double time_new(const job *j, int isa, int threads)
 
 static double time_old(const job *j)
 {
-    g_clock = CLOCK_PROCESS_CPUTIME_ID;
+    g_clock = g_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
     double best = 1e30;
     int reps = 1;
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 5; round++) {
         double t0 = now_seconds();
         for (int k = 0; k < reps; k++)
             old_matmul(j->type, j->W, j->row_bytes, j->x, j->n_in, j->n_out, j->n_tok, j->y,
@@ -158,7 +160,9 @@ int main(int argc, char **argv)
     uint32_t only = TP_TYPE_ID_LIMIT;
     for (int i = 1; i < argc; i++) {
         uint32_t id;
-        if (tp_type_from_name(argv[i], &id))
+        if (strcmp(argv[i], "wall") == 0)
+            g_wall = 1;
+        else if (tp_type_from_name(argv[i], &id))
             only = id;
         else if (given < 8)
             threads[given++] = atoi(argv[i]);

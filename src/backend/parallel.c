@@ -4,13 +4,19 @@
  * nothing ever spins, so a worker that shares a core with the caller (a process pinned to
  * one core, or a machine busy with other work) costs a context switch, not a time slice.
  * The range is handed out in chunks through an atomic counter and the caller takes chunks
- * too, so a worker that is not scheduled soon simply gets fewer chunks: when every thread
- * shares one core, the caller does nearly all the work itself. Results never depend on how
+ * too, so a worker that is not scheduled soon simply gets fewer chunks, and once every chunk
+ * is taken the caller waits only for the workers that joined. No more threads run than the
+ * CPUs the process may use (its affinity mask), so a process pinned to one core runs every
+ * call on the caller alone. Results never depend on how
  * [0, n) is split, and a call made while another one holds the pool (another thread of the
  * program) runs on its caller alone. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "backend/parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -21,8 +27,9 @@ typedef struct pool {
     pthread_cond_t wake, done;
     int n_started;  /* workers 1..n_started exist */
     uint64_t gen;   /* bumped by every call that wakes workers */
-    int want;       /* workers 1..want take part in the current call */
-    int busy;       /* of those, how many have not finished it */
+    int want;       /* workers 1..want may take part in the current call */
+    int open;       /* the call still hands out chunks: a worker that wakes may join it */
+    int entered;    /* workers that joined the call and have not finished */
     tp_range_fn fn; /* the current call */
     void *ctx;
     size_t n, chunk;
@@ -30,7 +37,7 @@ typedef struct pool {
 } pool;
 
 static pool g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                      PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL, NULL, 0, 0, 0};
+                      PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0};
 static atomic_flag g_in_use = ATOMIC_FLAG_INIT;
 
 static void take_chunks(pool *p, int worker)
@@ -54,12 +61,13 @@ static void *worker_main(void *arg)
         while (p->gen == seen)
             pthread_cond_wait(&p->wake, &p->mu);
         seen = p->gen;
-        if (id > p->want)
+        if (id > p->want || !p->open) /* a call that ended before this worker woke */
             continue;
+        p->entered++;
         pthread_mutex_unlock(&p->mu);
         take_chunks(p, id);
         pthread_mutex_lock(&p->mu);
-        if (--p->busy == 0)
+        if (--p->entered == 0 && !p->open)
             pthread_cond_signal(&p->done);
     }
     return NULL;
@@ -87,6 +95,18 @@ static int ensure_workers(pool *p, int want)
     return have;
 }
 
+/* The CPUs this process may run on (its affinity mask: 1 under taskset -c 0); 0 when
+ * unknown. Threads beyond them could only take turns on the same cores. */
+static size_t usable_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return (size_t)CPU_COUNT(&set);
+#endif
+    return 0;
+}
+
 void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
 {
     if (n == 0)
@@ -96,6 +116,9 @@ void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
         t = n;
     if (t > TP_PARALLEL_MAX_THREADS)
         t = TP_PARALLEL_MAX_THREADS;
+    size_t cpus = t > 1 ? usable_cpus() : 0;
+    if (cpus && t > cpus)
+        t = cpus;
     if (t <= 1 || atomic_flag_test_and_set(&g_in_use)) {
         fn(ctx, 0, n, 0);
         return;
@@ -111,13 +134,17 @@ void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
     p->chunk = chunk ? chunk : 1;
     atomic_store(&p->next, 0);
     p->want = helpers;
-    p->busy = helpers;
+    p->open = 1;
+    p->entered = 0;
     p->gen++;
-    pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&p->wake);
     take_chunks(p, 0);
+    /* every chunk is taken: close the call, then wait only for the workers that joined it
+     * (one still asleep, as on a shared core, is not waited for) */
     pthread_mutex_lock(&p->mu);
-    while (p->busy > 0)
+    p->open = 0;
+    while (p->entered > 0)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
     atomic_flag_clear(&g_in_use);
