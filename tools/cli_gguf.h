@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/gguf.h"
 #include "tensorplan/tokenizer.h"
 

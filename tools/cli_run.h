@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 
 /* --strategy and --aliasing (each NULL when absent) into *alloc; 0, or -1 after a message. */
 int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc);

@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "tensorplan/graph_io.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/model.h"
 
 

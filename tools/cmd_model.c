@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "model_report.h"
 #include "tensorplan/alloc.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/gguf.h"
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/model.h"

@@ -10,7 +10,7 @@
 #include "cli_gguf.h"
 #include "cli_run.h"
 #include "common/clock.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/kernels.h"
 
 #define RUN_DEFAULT_PROMPT 8

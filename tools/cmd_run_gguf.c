@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "cli_gguf.h"
 #include "cli_run.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"

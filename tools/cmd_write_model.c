@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 
 void tp_help_write_model(FILE *out)

@@ -7,8 +7,8 @@
  * n_ctx = min(max(requested, prompt length), model maximum) is computed once, at the first
  * forward, so prefill and decode size the same regions; a position >= n_ctx is refused
  * before any input is written or any node runs. */
-#ifndef TENSORPLAN_DECODE_H
-#define TENSORPLAN_DECODE_H
+#ifndef TENSORPLAN_SESSION_H
+#define TENSORPLAN_SESSION_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -155,4 +155,4 @@ tp_status tp_session_dump(tp_session *s, const char *dir);
 }
 #endif
 
-#endif /* TENSORPLAN_DECODE_H */
+#endif /* TENSORPLAN_SESSION_H */

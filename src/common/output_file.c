@@ -1,5 +1,5 @@
 /* Output files written in place or through a temporary file (output_file.h). */
-#include "io/output_file.h"
+#include "common/output_file.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Internal to the io layer: how every writer puts a file in place.
+/* Internal to the library: how every writer puts a file in place.
  *
  * An output path that is a regular file, or does not exist yet, is written to a temporary
  * file beside it and renamed onto it at the end, so a failed write leaves the old file (or
@@ -6,8 +6,8 @@
  * FIFO, a terminal, /dev/stdout -- is opened and written directly: renaming onto it or
  * removing it after a failure would replace or delete the device itself (as root, a solution
  * written to /dev/null once turned /dev/null into a regular file). */
-#ifndef TP_IO_OUTPUT_FILE_H
-#define TP_IO_OUTPUT_FILE_H
+#ifndef TP_COMMON_OUTPUT_FILE_H
+#define TP_COMMON_OUTPUT_FILE_H
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
-#include "io/graph_text.h"
-#include "io/output_file.h"
+#include "common/text.h"
+#include "common/output_file.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* Internal to the graph writers: a growable text buffer and whole-file output. */
-#ifndef TP_IO_GRAPH_TEXT_H
-#define TP_IO_GRAPH_TEXT_H
+#ifndef TP_COMMON_TEXT_H
+#define TP_COMMON_TEXT_H
 
 #include <stddef.h>
 
@@ -20,7 +20,7 @@ void tp_gtext_json_string(tp_gtext *t, const char *s);
 void tp_gtext_float(tp_gtext *t, float f);
 /* Hands the text to *out (NUL-terminated), or fails with TP_ERR_NOMEM and frees it. */
 tp_status tp_gtext_finish(tp_gtext *t, char **out);
-/* Writes text to path in one go, through tp_output_file (io/output_file.h): a failure leaves
+/* Writes text to path in one go, through tp_output_file (common/output_file.h): a failure leaves
  * no partial file, and a device or FIFO is written in place. */
 tp_status tp_gtext_write_file(const char *path, const char *text);
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/output_file.h"
+#include "common/output_file.h"
 #include "common/grow.h"
-#include "io/csv_internal.h"
+#include "formats/csv_internal.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_ALIGNMENT, COL_GAPS, COL_COUNT };
 static const char *const column_names[COL_COUNT] = {"id",     "lower",     "upper", "size",

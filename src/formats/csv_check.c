@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/planner_internal.h"
 #include "common/error.h"
 #include "tensorplan/csv.h"
 
@@ -211,7 +210,7 @@ static void check_alignment(const tp_csv_table *pb, const tp_csv_table *sol, con
 }
 
 /* With gaps: MiniMalloc's rule on every pair of rows whose lifetimes intersect, in order of
- * the later row's start (planner/planner_internal.h, tp_general_compatible). */
+ * the later row's start (tp_plan_constraints_compatible, planner.h). */
 static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *sol,
                                     const size_t *map, tp_csv_check *r)
 {
@@ -219,14 +218,14 @@ static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *
     tp_plan_options_init(&o);
     o.gaps = pb->gaps;
     o.gap_count = pb->gap_count;
-    tp_general g;
-    tp_status st = tp_general_init(pb->tensors, pb->count, &o, 1, &g);
+    tp_plan_constraints *g = NULL;
+    tp_status st = tp_plan_constraints_create(pb->tensors, pb->count, &o, &g);
     if (st != TP_OK)
         return st;
     const size_t n = sol->count;
     size_t *starts = malloc((n ? n : 1) * sizeof *starts);
     if (!starts) {
-        tp_general_free(&g);
+        tp_plan_constraints_destroy(g);
         return tp_fail(TP_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
@@ -242,8 +241,8 @@ static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *
             const size_t i = starts[q];
             const tp_tensor_lifetime *a = &sol->tensors[i];
             if (a->size == 0 || a->last_use < b->first_use ||
-                tp_general_compatible(pb->tensors, &g, map[i], sol->offsets[i], map[j],
-                                      sol->offsets[j]))
+                tp_plan_constraints_compatible(g, map[i], sol->offsets[i], map[j],
+                                               sol->offsets[j]))
                 continue;
             say(r, TP_CSV_OVERLAP, i, j,
                 "%s: buffers '%s' (line %zu) and '%s' (line %zu) overlap: at some time during "
@@ -255,7 +254,7 @@ static tp_status check_gap_overlaps(const tp_csv_table *pb, const tp_csv_table *
         }
     }
     free(starts);
-    tp_general_free(&g);
+    tp_plan_constraints_destroy(g);
     return TP_OK;
 }
 

@@ -1,6 +1,6 @@
 /* The `gaps` column of MiniMalloc CSV: time ranges inside a buffer's lifetime when it needs
  * none of its bytes (`lo-hi`) or only bytes [w0, w1) of them (`lo-hi@w0:w1`). */
-#include "io/csv_internal.h"
+#include "formats/csv_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Internal to the CSV reader: the `gaps` column (csv_gaps.c). */
-#ifndef TP_IO_CSV_INTERNAL_H
-#define TP_IO_CSV_INTERNAL_H
+#ifndef TP_FORMATS_CSV_INTERNAL_H
+#define TP_FORMATS_CSV_INTERNAL_H
 
 #include <stddef.h>
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/graph_text.h"
+#include "common/text.h"
 
 static const char *backend_colour(int backend)
 {

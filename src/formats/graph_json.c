@@ -18,7 +18,7 @@
 #include "common/error.h"
 #include "common/grow.h"
 #include "tensorplan/ops.h"
-#include "io/graph_text.h"
+#include "common/text.h"
 
 #define FORMAT_NAME "tensorplan-graph"
 #define FORMAT_VERSION 1

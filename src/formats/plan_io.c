@@ -1,7 +1,7 @@
 /* The plan JSON writer (docs/allocator.md, "Plan JSON"). */
 #include <stdlib.h>
 
-#include "io/graph_text.h"
+#include "common/text.h"
 #include "tensorplan/plan_io.h"
 
 static void ref_json(tp_gtext *t, const tp_bufref *r)

@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/gguf_internal.h"
+#include "gguf/gguf_internal.h"
 
 /* A name (key or tensor name) for sorted lookup and the duplicate check. */
 typedef struct name_ref {
@@ -602,6 +602,13 @@ uint64_t tp_gguf_array_bits(const tp_gguf_array *a, size_t i)
     if (i >= a->count || n == 0)
         return 0;
     return le_bits((const unsigned char *)a->data + i * n, n);
+}
+
+float tp_gguf_array_f32(const tp_gguf_array *a, size_t i)
+{
+    if (a->type != TP_GGUF_F32)
+        return 0.0f;
+    return tp_gguf_bits_f32(tp_gguf_array_bits(a, i));
 }
 
 tp_gguf_str tp_gguf_array_string(const tp_gguf_array *a, size_t i)

@@ -1,6 +1,6 @@
 /* Internal to the GGUF reader and writer: the type table's size rule and value sizes. */
-#ifndef TP_IO_GGUF_INTERNAL_H
-#define TP_IO_GGUF_INTERNAL_H
+#ifndef TP_GGUF_INTERNAL_H
+#define TP_GGUF_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "io/gguf_internal.h"
+#include "gguf/gguf_internal.h"
 #include "tensorplan/gguf.h"
 #include "tensorplan/quant.h"
 

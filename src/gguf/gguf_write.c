@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/output_file.h"
+#include "common/output_file.h"
 #include "common/grow.h"
-#include "io/gguf_internal.h"
+#include "gguf/gguf_internal.h"
 
 typedef struct wtensor {
     char name[TP_GGUF_MAX_NAME + 1];

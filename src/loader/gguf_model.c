@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/gguf_model_internal.h"
+#include "loader/gguf_model_internal.h"
 #include "tensorplan/gguf_model.h"
 
 /* "A.SUFFIX" for the architecture prefix A. */

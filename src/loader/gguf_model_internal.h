@@ -1,6 +1,6 @@
 /* Internal to the GGUF model loader and the test-model writer (docs/gguf.md, "Models"). */
-#ifndef TP_IO_GGUF_MODEL_INTERNAL_H
-#define TP_IO_GGUF_MODEL_INTERNAL_H
+#ifndef TP_LOADER_GGUF_MODEL_INTERNAL_H
+#define TP_LOADER_GGUF_MODEL_INTERNAL_H
 
 #include <stdint.h>
 

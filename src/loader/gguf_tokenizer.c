@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/gguf_internal.h"
 
 #define KEY(name) "tokenizer.ggml." name
 
@@ -99,7 +98,7 @@ static tp_status read_attrs(const tp_gguf *g, vocab_arrays *a, tp_vocab_desc *d)
         if (!a->scores)
             return tp_fail(TP_ERR_NOMEM, "tokenizer: out of memory for scores");
         for (size_t i = 0; i < arr.count; i++)
-            a->scores[i] = tp_gguf_bits_f32(tp_gguf_array_bits(&arr, i));
+            a->scores[i] = tp_gguf_array_f32(&arr, i);
         d->scores = a->scores;
     }
     TP_TRY(optional(tp_gguf_get_array(g, KEY("token_type"), TP_GGUF_I32, &arr), &present));

@@ -7,9 +7,10 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/gguf_model_internal.h"
-#include "io/gguf_model_vocab.h"
+#include "loader/gguf_model_internal.h"
+#include "loader/test_model_vocab.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 
 typedef struct wctx {

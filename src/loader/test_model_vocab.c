@@ -6,8 +6,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/gguf_model_vocab.h"
-#include "io/tokenizer_internal.h"
+#include "loader/test_model_vocab.h"
 #include "tensorplan/tokenizer.h"
 
 /* Common English words, most frequent first (a word's weight falls with its position). */
@@ -80,12 +79,6 @@ void gm_vocab_free(gm_vocab *v)
     free(v->scores);
     free(v->merges);
     memset(v, 0, sizeof *v);
-}
-
-/* The byte table of docs/tokenizer.md: byte b as the UTF-8 text of its code point. */
-static void byte_text(unsigned b, char out[3])
-{
-    out[tp_utf8_put(tp_bpe_byte_to_cp((uint8_t)b), out)] = '\0'; /* code points < 0x800 */
 }
 
 /* The words being merged: each a row of symbol token ids and a weight. */
@@ -223,11 +216,11 @@ static tp_status build_gpt2(gm_vocab *v, size_t n_vocab, words *w)
                        n_vocab);
     for (unsigned b = 0; b < 256; b++) {
         char t[3];
-        byte_text(b, t);
+        tp_bpe_byte_text((uint8_t)b, t);
         TP_TRY(push_token(v, t, strlen(t), TP_TOKEN_NORMAL, 0.0f));
     }
     char space[3];
-    byte_text(' ', space);
+    tp_bpe_byte_text((uint8_t)' ', space);
     TP_TRY(split_words(v, w, space, 0));
     TP_TRY(learn(v, w, n_vocab - 3, 0));
     TP_TRY(fill_to(v, n_vocab - 3, TP_TOKEN_NORMAL));

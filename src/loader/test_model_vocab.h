@@ -1,6 +1,6 @@
 /* Internal: the vocabulary a test model carries (docs/gguf.md, "Test models"). */
-#ifndef TP_IO_GGUF_MODEL_VOCAB_H
-#define TP_IO_GGUF_MODEL_VOCAB_H
+#ifndef TP_LOADER_TEST_MODEL_VOCAB_H
+#define TP_LOADER_TEST_MODEL_VOCAB_H
 
 #include <stddef.h>
 #include <stdint.h>

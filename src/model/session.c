@@ -1,5 +1,5 @@
 /* The decode loop: prefill, greedy decoding on one cached graph, the n_ctx rule, dumps. */
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/plan_html_internal.h"
+#include "picture/plan_html_internal.h"
 
 static char *copy_string(const char *s)
 {

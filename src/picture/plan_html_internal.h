@@ -1,6 +1,6 @@
 /* Internal to the plan picture: the page behind tp_html_page, and the page's script. */
-#ifndef TP_IO_PLAN_HTML_INTERNAL_H
-#define TP_IO_PLAN_HTML_INTERNAL_H
+#ifndef TP_PICTURE_PLAN_HTML_INTERNAL_H
+#define TP_PICTURE_PLAN_HTML_INTERNAL_H
 
 #include <stddef.h>
 

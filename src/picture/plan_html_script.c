@@ -8,7 +8,7 @@
  * page's head). */
 #include <stddef.h>
 
-#include "io/plan_html_internal.h"
+#include "picture/plan_html_internal.h"
 
 const char *const tp_html_style[] = {
     "body { font: 13px/1.4 sans-serif; margin: 12px; color: #222; background: #fff; }",

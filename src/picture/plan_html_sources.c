@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/graph_text.h"
-#include "io/plan_html_internal.h"
+#include "common/text.h"
+#include "picture/plan_html_internal.h"
 
 /* Writes the page and the text the caller asked for. */
 static tp_status finish(tp_html_page *page, const char *html_path, FILE *explain)

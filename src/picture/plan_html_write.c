@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/graph_text.h"
-#include "io/plan_html_internal.h"
+#include "common/text.h"
+#include "picture/plan_html_internal.h"
 
 /* A JSON string that is also safe inside a <script> element and an HTML attribute: besides
  * the JSON escapes, <, >, & and ' are written as \u escapes, so "</script>" cannot end it. */

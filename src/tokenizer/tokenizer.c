@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 /* Texts that end a turn: forced to control and put in the end-of-generation set. */
 static const char *const EOG_TEXTS[] = {

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 static int byte_is_kept(unsigned b)
 {
@@ -21,6 +21,13 @@ uint32_t tp_bpe_byte_to_cp(uint8_t b)
     for (unsigned c = 0; c < b; c++)
         k += !byte_is_kept(c);
     return 0x100 + k;
+}
+
+size_t tp_bpe_byte_text(uint8_t b, char out[3])
+{
+    const size_t n = tp_utf8_put(tp_bpe_byte_to_cp(b), out); /* code points < 0x800 */
+    out[n] = '\0';
+    return n;
 }
 
 int tp_bpe_cp_to_byte(uint32_t cp)

@@ -6,7 +6,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 typedef struct byte_buf {
     char *s;

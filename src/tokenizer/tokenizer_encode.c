@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 /* A fragment of the text: a token already decided (id >= 0) or raw bytes [off, off + len). */
 typedef struct fragment {

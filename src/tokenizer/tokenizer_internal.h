@@ -1,10 +1,11 @@
-/* Internal: the parts of a tokenizer (docs/tokenizer.md), shared by the src/io/tokenizer*.c. */
-#ifndef TP_IO_TOKENIZER_INTERNAL_H
-#define TP_IO_TOKENIZER_INTERNAL_H
+/* Internal: the parts of a tokenizer (docs/tokenizer.md), shared by the files of src/tokenizer. */
+#ifndef TP_TOKENIZER_INTERNAL_H
+#define TP_TOKENIZER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/utf8.h"
 #include "tensorplan/tokenizer.h"
 
 /* A hash map from byte strings (owned elsewhere, stable) to int32 values. */
@@ -97,15 +98,10 @@ tp_status tp_bpe_encode(const tp_tokenizer *t, const char *text, size_t len, tp_
 /* Splits text (valid UTF-8) into pieces: *spans holds 2 * *n_spans (offset, length) pairs. */
 tp_status tp_pretok_split(const tp_tokenizer *t, const char *text, size_t len, size_t **spans,
                           size_t *n_spans);
-/* Copies text with each invalid UTF-8 byte replaced by EF BF BD (U+FFFD); caller frees. */
-tp_status tp_utf8_sanitize(const char *text, size_t len, char **out, size_t *out_len);
 void tp_pretok_free(tp_tokenizer *t);
 /* The byte-level table: bytes -> code points (tokenizer_bpe.c); -1 for code points off it. */
 uint32_t tp_bpe_byte_to_cp(uint8_t b);
 int tp_bpe_cp_to_byte(uint32_t cp);
-/* Decodes one UTF-8 code point of valid text at s (n bytes left); sets *cp, returns its length. */
-size_t tp_utf8_next(const char *s, size_t n, uint32_t *cp);
-size_t tp_utf8_put(uint32_t cp, char *out); /* writes 1..4 bytes */
 
 /* SentencePiece BPE (tokenizer_spm.c): one raw fragment, space prefix already decided. */
 tp_status tp_spm_encode(const tp_tokenizer *t, const char *text, size_t len, int space_prefix,

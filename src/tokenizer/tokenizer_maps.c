@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 uint64_t tp_strmap_hash(const char *key, size_t len)
 {

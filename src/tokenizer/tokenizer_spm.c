@@ -6,7 +6,7 @@
 
 #include "common/error.h"
 #include "common/grow.h"
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 
 void tp_spm_init_bytes(tp_tokenizer *t)
 {
