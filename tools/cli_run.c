@@ -10,19 +10,6 @@
 #include "tensorplan/graph_io.h"
 #include "tensorplan/plan_html.h"
 
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc)
-{
-    if (strategy && tp_alloc_strategy_from_name(strategy, &alloc->strategy) != TP_OK) {
-        tp_cli_error("--strategy: %s", tp_last_error());
-        return -1;
-    }
-    if (aliasing && tp_alias_policy_from_name(aliasing, &alloc->aliasing) != TP_OK) {
-        tp_cli_error("--aliasing: %s", tp_last_error());
-        return -1;
-    }
-    return 0;
-}
-
 void tp_cli_run_environment(tp_session_options *o, const char **trace, const char **dump)
 {
     const char *no_ffn = getenv("TENSORPLAN_NO_FUSE_FFN");

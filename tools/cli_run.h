@@ -9,9 +9,6 @@
 
 #include "tensorplan/session.h"
 
-/* --strategy and --aliasing (each NULL when absent) into *alloc; 0, or -1 after a message. */
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc);
-
 /* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
  * session's SwiGLU fusion off; TENSORPLAN_TRACE and TENSORPLAN_GRAPH_DUMP stand for *trace
  * and *dump (--trace, --dump-dir) when those are absent; an empty path is none. */
