@@ -55,57 +55,60 @@ static const struct {
     {"write-model", "write-model tiny-llama -o /nonexistent/m.gguf"},
 };
 
-/* The options: main spelling, short or older spelling (NULL: none), a valid value (NULL: the
- * option takes none), the commands that take it. */
+/* The options: spelling, short spelling (NULL: none), a valid value (NULL: the option takes
+ * none), the commands that take it, and whether it is an older spelling of another option
+ * (read, named in that option's help text, but not listed). */
 typedef struct opt {
     const char *name, *other, *value;
     unsigned cmds;
+    int old;
 } opt;
 
 static const opt options[] = {
-    {"--output", "-o", "/nonexistent/o.out", C_PLAN | C_WRITE},
-    {"--capacity", NULL, "12", C_PLAN | C_VALIDATE},
-    {"--planner", "--strategy", "exact", C_PLAN},
-    {"--time-limit", NULL, "0.5", C_PLAN},
-    {"--align", NULL, "8", C_PLAN},
-    {"--threads", NULL, "2", C_PLAN | C_RUN},
-    {"--tokens", NULL, "1", C_GRAPH},
-    {"--n-out", NULL, "1", C_GRAPH},
-    {"--prompt", NULL, "4", C_MODEL},
-    {"--prompt", NULL, "hello", C_RUNF},
-    {"--prompt-tokens", NULL, "1,2", C_RUN},
-    {"--prompt-len", NULL, "2", C_RUNB},
-    {"--max-new", NULL, "1", C_RUN},
-    {"--temp", NULL, "0.5", C_RUNF},
-    {"--top-k", NULL, "3", C_RUNF},
-    {"--top-p", NULL, "0.9", C_RUNF},
-    {"--seed", NULL, "3", C_RUN | C_WRITE},
-    {"--n-ctx", NULL, "16", C_GRAPH | C_MODEL | C_RUN},
-    {"--no-fuse", NULL, NULL, C_GRAPH},
-    {"--queued-layers", NULL, "1", C_GRAPH | C_RUN},
-    {"--json", NULL, "/nonexistent/g2.json", C_GRAPH},
-    {"--dot", NULL, "/nonexistent/g.dot", C_GRAPH},
-    {"--strategy", NULL, "arena", C_ALLOC | C_RUN},
-    {"--aliasing", NULL, "none", C_ALLOC | C_RUN},
-    {"--exact-sizes", NULL, NULL, C_ALLOC},
-    {"--plan", NULL, "/nonexistent/p.json", C_ALLOC},
-    {"--budget", NULL, "1M", C_MODEL},
-    {"--trace", NULL, "/nonexistent/t2.json", C_RUN},
-    {"--dump-dir", NULL, "/nonexistent/d", C_RUN},
-    {"--dump-graph", NULL, "/nonexistent/g.dot", C_RUN},
-    {"--dump-graph-json", NULL, "/nonexistent/g.json", C_RUN},
-    {"--json", NULL, NULL, C_PLAN | C_VALIDATE | C_MODEL | C_INSPECT},
-    {"--html", NULL, "/nonexistent/p.html", C_PLAN | C_ALLOC | C_MODEL | C_RUN},
-    {"--explain", NULL, NULL, C_PLAN | C_ALLOC | C_MODEL},
-    {"--pieces", NULL, NULL, C_TOK},
-    {"--no-special", NULL, NULL, C_TOK},
-    {"--no-parse-special", NULL, NULL, C_TOK},
-    {"--special", NULL, NULL, C_DETOK},
-    {"--arch", NULL, "qwen2", C_WRITE},
-    {"--type", NULL, "q8_0", C_WRITE},
-    {"--tokenizer", NULL, "llama", C_WRITE},
-    {"--pre", NULL, "qwen2", C_WRITE},
-    {"--", NULL, NULL, C_TOK | C_DETOK},
+    {"--output", "-o", "/nonexistent/o.out", C_PLAN | C_WRITE, 0},
+    {"--capacity", NULL, "12", C_PLAN | C_VALIDATE, 0},
+    {"--planner", NULL, "exact", C_PLAN, 0},
+    {"--strategy", NULL, "portfolio", C_PLAN, 1}, /* --planner's older spelling */
+    {"--time-limit", NULL, "0.5", C_PLAN, 0},
+    {"--align", NULL, "8", C_PLAN, 0},
+    {"--threads", NULL, "2", C_PLAN | C_RUN, 0},
+    {"--tokens", NULL, "1", C_GRAPH, 0},
+    {"--n-out", NULL, "1", C_GRAPH, 0},
+    {"--prompt", NULL, "4", C_MODEL, 1}, /* --prompt-len's older spelling in model */
+    {"--prompt", NULL, "hello", C_RUNF, 0},
+    {"--prompt-tokens", NULL, "1,2", C_RUN, 0},
+    {"--prompt-len", NULL, "2", C_MODEL | C_RUNB, 0},
+    {"--max-new", NULL, "1", C_RUN, 0},
+    {"--temp", NULL, "0.5", C_RUNF, 0},
+    {"--top-k", NULL, "3", C_RUNF, 0},
+    {"--top-p", NULL, "0.9", C_RUNF, 0},
+    {"--seed", NULL, "3", C_RUN | C_WRITE, 0},
+    {"--n-ctx", NULL, "16", C_GRAPH | C_MODEL | C_RUN, 0},
+    {"--no-fuse", NULL, NULL, C_GRAPH, 0},
+    {"--queued-layers", NULL, "1", C_GRAPH | C_RUN, 0},
+    {"--json", NULL, "/nonexistent/g2.json", C_GRAPH, 0},
+    {"--dot", NULL, "/nonexistent/g.dot", C_GRAPH, 0},
+    {"--strategy", NULL, "arena", C_ALLOC | C_RUN, 0},
+    {"--aliasing", NULL, "none", C_ALLOC | C_RUN, 0},
+    {"--exact-sizes", NULL, NULL, C_ALLOC, 0},
+    {"--plan", NULL, "/nonexistent/p.json", C_ALLOC, 0},
+    {"--budget", NULL, "1M", C_MODEL, 0},
+    {"--trace", NULL, "/nonexistent/t2.json", C_RUN, 0},
+    {"--dump-dir", NULL, "/nonexistent/d", C_RUN, 0},
+    {"--dump-graph", NULL, "/nonexistent/g.dot", C_RUN, 0},
+    {"--dump-graph-json", NULL, "/nonexistent/g.json", C_RUN, 0},
+    {"--json", NULL, NULL, C_PLAN | C_VALIDATE | C_MODEL | C_INSPECT, 0},
+    {"--html", NULL, "/nonexistent/p.html", C_PLAN | C_ALLOC | C_MODEL | C_RUN, 0},
+    {"--explain", NULL, NULL, C_PLAN | C_ALLOC | C_MODEL, 0},
+    {"--pieces", NULL, NULL, C_TOK, 0},
+    {"--no-special", NULL, NULL, C_TOK, 0},
+    {"--no-parse-special", NULL, NULL, C_TOK, 0},
+    {"--special", NULL, NULL, C_DETOK, 0},
+    {"--arch", NULL, "qwen2", C_WRITE, 0},
+    {"--type", NULL, "q8_0", C_WRITE, 0},
+    {"--tokenizer", NULL, "llama", C_WRITE, 0},
+    {"--pre", NULL, "qwen2", C_WRITE, 0},
+    {"--", NULL, NULL, C_TOK | C_DETOK, 0},
 };
 static const size_t n_options = sizeof options / sizeof options[0];
 
@@ -235,11 +238,10 @@ static void expected_names(unsigned all, unsigned none, char *names, size_t cap)
     names[used++] = '|';
     for (size_t k = 0; k < n_options; k++) {
         const opt *o = &options[k];
-        if ((o->cmds & all) != all || (o->cmds & none))
+        if ((o->cmds & all) != all || (o->cmds & none) || o->old)
             continue;
-        const int has_short = o->other && o->other[1] != '-';
-        used += (size_t)snprintf(names + used, cap - used, "%s%s%s|", has_short ? o->other : "",
-                                 has_short ? "|" : "", o->name);
+        used += (size_t)snprintf(names + used, cap - used, "%s%s%s|", o->other ? o->other : "",
+                                 o->other ? "|" : "", o->name);
     }
     snprintf(names + used, cap - used, "%s", none ? "" : "-h|--help|");
 }
@@ -297,10 +299,14 @@ static void test_help_lists_exactly_the_options(void **state)
     listed_names(r.out, "options of both:", got, sizeof got);
     expected_names(C_RUN, 0, want, sizeof want);
     same_names(got, want, "run, both");
-    /* the older spelling is named in its option's text */
+    /* an older spelling is named in its option's text, only where it is read */
+    assert_null(strstr(r.out, "the older spelling"));
     cli_free(&r);
     r = run_cli("help plan");
     assert_non_null(strstr(r.out, "--strategy, the older spelling"));
+    cli_free(&r);
+    r = run_cli("help model");
+    assert_non_null(strstr(r.out, "--prompt, the older spelling"));
     cli_free(&r);
 }
 
@@ -396,6 +402,8 @@ static void test_bounds_of_the_model(void **state)
     expect(0, NULL, "model tiny --prompt %d", ctx);
     expect(2, want, "model tiny --prompt %d", ctx + 1);
     expect(2, want, "model tiny --prompt 0");
+    expect(2, want, "model tiny --prompt-len %d", ctx + 1);
+    expect(0, NULL, "model tiny --prompt-len %d", ctx);
     expect(1, NULL, "run tiny --max-new 1 --trace /nonexistent/t.json --prompt-len %d", ctx);
     expect(2, want, "run tiny --max-new 1 --trace /nonexistent/t.json --prompt-len %d", ctx + 1);
 }
@@ -489,6 +497,15 @@ static void test_repeated_options_last_one_counts(void **state)
     cli_free(&mixed);
     cli_free(&old);
     cli_free(&new);
+    /* model: --prompt is --prompt-len, the last of the two counts */
+    static const char *const prompts[] = {"--prompt 4", "--prompt-len 4",
+                                          "--prompt-len 5 --prompt 4", "--prompt 5 --prompt-len 4"};
+    for (size_t i = 0; i < 4; i++) {
+        cli_result m = run_cli("model tiny %s", prompts[i]);
+        assert_int_equal(m.rc, 0);
+        assert_non_null(strstr(m.out, "\nprefill: 4 tokens, logits for the last one\n"));
+        cli_free(&m);
+    }
     /* graph: the last --tokens is the pass's */
     char json[600];
     snprintf(json, sizeof json, "%s/g.json", dir);

@@ -12,7 +12,7 @@
 #include "cli.h"
 
 #define TP_CLI_ROW(id, sh, nm, old, hnt, parse, cmds, text)                                         \
-    [TP_OPT_##id] = {.short_name = (sh), .name = (nm), .old_name = (old), .hint = (hnt), parse,   \
+    [TP_OPT_##id] = {.short_name = (sh), .name = (nm), old, .hint = (hnt), parse,                 \
                      .commands = (cmds), .help = (text)},
 const tp_cli_option tp_cli_options[TP_OPT_COUNT_] = {TP_CLI_OPTIONS(TP_CLI_ROW)};
 #undef TP_CLI_ROW
@@ -57,7 +57,7 @@ static int find_option(unsigned mask, const char *arg, const char **spelled,
         const char *names[3] = {o->name, o->old_name, o->short_name};
         for (int k = 0; k < 3; k++) {
             const char *n = names[k];
-            if (n == NULL)
+            if (n == NULL || (k == 1 && !(o->old_commands & mask)))
                 continue;
             const size_t len = strlen(n);
             *spelled = n;
@@ -374,7 +374,7 @@ void tp_cli_help_options(FILE *out, const char *title, unsigned all, unsigned no
         char text[1024];
         select_help(o->help, name, text, sizeof text, &len, 1);
         put_words(out, text, width + 4, &col);
-        if (o->old_name) {
+        if (o->old_name && (o->old_commands & all) == all) {
             char old[96];
             snprintf(old, sizeof old, "(%s, the older spelling, is read too)", o->old_name);
             put_words(out, old, width + 4, &col);

@@ -66,6 +66,8 @@ typedef enum tp_cli_cmd {
  *   AS_CHOICE("a|b")    one of the names (in any case); the value is its index
  *   AS_END              "--": every later argument is positional
  *   AS_HELP             -h, --help (tools/main.c answers it before the command runs) */
+#define NO_OLD .old_name = NULL
+#define OLD(name, cmds) .old_name = (name), .old_commands = (cmds)
 #define AS_FLAG .kind = TP_KIND_FLAG
 #define AS_TEXT .kind = TP_KIND_TEXT
 #define AS_COUNT(l, h) .kind = TP_KIND_COUNT, .lo = (l), .hi = (h)
@@ -90,7 +92,9 @@ typedef enum tp_cli_cmd {
  *   X(ID, SHORT, LONG, OLD, HINT, PARSE, COMMANDS, HELP)
  *
  *   ID        the command reads the value as args.opt[TP_OPT_ID]
- *   SHORT     "-o" or NULL;  LONG "--output";  OLD an older spelling still read, or NULL
+ *   SHORT     "-o" or NULL;  LONG "--output"
+ *   OLD       OLD("--strategy", PLAN): an older spelling still read by those commands, or
+ *             NO_OLD
  *   HINT      the value's name in --help ("FILE"), NULL for FLAG
  *   PARSE     how the value is read and checked (AS_..., above)
  *   COMMANDS  the commands that take it, a mask (PLAN | VALIDATE)
@@ -103,137 +107,136 @@ typedef enum tp_cli_cmd {
  * .count, .size, .real or .choice hold the checked value. One name, one meaning: two rows may
  * share a spelling only for disjoint commands. */
 #define TP_CLI_OPTIONS(X)                                                                          \
-    X(OUTPUT, "-o", "--output", NULL, "FILE", AS_TEXT, PLAN | WRITE_MODEL,                         \
+    X(OUTPUT, "-o", "--output", NO_OLD, "FILE", AS_TEXT, PLAN | WRITE_MODEL,                       \
       "{plan:write the solution to FILE. It is written to a temporary file renamed at the "        \
       "end, so a failure leaves no partial file. '-' writes it to stdout (the summary then "       \
       "goes to stderr). Without -o no solution is written.}{write-model:the file to write "        \
       "(required)}")                                                                               \
-    X(CAPACITY, NULL, "--capacity", NULL, "BYTES", AS_SIZE, PLAN | VALIDATE,                       \
+    X(CAPACITY, NULL, "--capacity", NO_OLD, "BYTES", AS_SIZE, PLAN | VALIDATE,                     \
       "the bytes available (suffix K, M or G: powers of 1024){plan:: exit 4 when the arena "       \
       "is larger (the solution is still written, for inspection)}{validate:: exit 4 when "         \
       "the solution's height is larger}")                                                          \
-    X(PLANNER, NULL, "--planner", "--strategy", "NAME",                                            \
+    X(PLANNER, NULL, "--planner", OLD("--strategy", PLAN), "NAME",                                 \
       AS_CHOICE("greedy|portfolio|exact"), PLAN,                                                   \
       "greedy (default: tp_plan_offsets), portfolio (the best of nine greedy orders, run on "      \
       "every processor) or exact (a search, after the portfolio: with --capacity it finds a "      \
       "plan that fits or proves there is none, otherwise it minimises the arena; the summary "     \
       "says whether it is proven)")                                                                \
-    X(TIME_LIMIT, NULL, "--time-limit", NULL, "SECS", AS_REAL(0.0, INFINITY), PLAN,                \
+    X(TIME_LIMIT, NULL, "--time-limit", NO_OLD, "SECS", AS_REAL(0.0, INFINITY), PLAN,              \
       "stop after SECS seconds and keep the best plan so far (flagged not proven); 0 or "          \
       "absent: no limit")                                                                          \
-    X(ALIGN, NULL, "--align", NULL, "BYTES", AS_POW2, PLAN,                                        \
+    X(ALIGN, NULL, "--align", NO_OLD, "BYTES", AS_POW2, PLAN,                                      \
       "every offset a multiple of BYTES (a power of two)")                                         \
-    X(THREADS, NULL, "--threads", NULL, "N", AS_COUNT(0, 1024), PLAN | RUN,                        \
+    X(THREADS, NULL, "--threads", NO_OLD, "N", AS_COUNT(0, 1024), PLAN | RUN,                      \
       "threads the command may use, 0 to 1024: 0 (default) every processor, 1 the calling "        \
       "thread only{plan:; the plan is the same on any number}{run:; the kernels start at "         \
       "most 64}")                                                                                  \
-    X(TOKENS, NULL, "--tokens", NULL, "N", AS_BOUNDED(1), GRAPH,                                   \
+    X(TOKENS, NULL, "--tokens", NO_OLD, "N", AS_BOUNDED(1), GRAPH,                                 \
       "tokens in the pass, 1 to the model's maximum context (1 = a decode step, more = a "         \
       "prefill); required")                                                                        \
-    X(N_OUT, NULL, "--n-out", NULL, "K", AS_BOUNDED(1), GRAPH,                                     \
+    X(N_OUT, NULL, "--n-out", NO_OLD, "K", AS_BOUNDED(1), GRAPH,                                   \
       "rows of logits wanted, 1 <= K <= N (default N); K < N gathers the last layer's tail "       \
       "rows, e.g. --n-out 1 for the next token")                                                   \
-    X(PROMPT_COUNT, NULL, "--prompt", NULL, "N", AS_BOUNDED(1), MODEL,                             \
-      "prompt tokens of the prefill (default " TP_CLI_STR(TP_MODEL_DEFAULT_PROMPT) ", at most "    \
-      "the model's maximum context)")                                                              \
-    X(PROMPT_TEXT, NULL, "--prompt", NULL, "TEXT", AS_TEXT, RUN_FILE,                              \
+    X(PROMPT_TEXT, NULL, "--prompt", NO_OLD, "TEXT", AS_TEXT, RUN_FILE,                            \
       "the prompt, tokenized with the file's vocabulary (bos/eos as it says, special tokens "      \
       "matched); \"-\" reads standard input")                                                      \
-    X(PROMPT_TOKENS, NULL, "--prompt-tokens", NULL, "IDS", AS_TEXT, RUN,                           \
+    X(PROMPT_TOKENS, NULL, "--prompt-tokens", NO_OLD, "IDS", AS_TEXT, RUN,                         \
       "the prompt as token ids, each below the vocabulary size (with a GGUF file separated by "    \
       "commas or spaces, with a built-in model by commas)")                                        \
-    X(PROMPT_LEN, NULL, "--prompt-len", NULL, "N", AS_BOUNDED(1), RUN_BUILTIN,                     \
-      "a prompt of N seeded random ids (default " TP_CLI_STR(TP_RUN_DEFAULT_PROMPT) ", at most "   \
-      "the model's maximum context)")                                                              \
-    X(MAX_NEW, NULL, "--max-new", NULL, "N", AS_COUNT(0, 1u << 30), RUN,                           \
+    X(PROMPT_LEN, NULL, "--prompt-len", OLD("--prompt", MODEL), "N", AS_BOUNDED(1),                \
+      MODEL | RUN_BUILTIN,                                                                         \
+      "{model:prompt tokens of the prefill (default " TP_CLI_STR(TP_MODEL_DEFAULT_PROMPT) ")}"     \
+      "{run:a prompt of N seeded random ids (default " TP_CLI_STR(TP_RUN_DEFAULT_PROMPT) ")}, "    \
+      "at most the model's maximum context")                                                       \
+    X(MAX_NEW, NULL, "--max-new", NO_OLD, "N", AS_COUNT(0, 1u << 30), RUN,                         \
       "tokens to generate (default " TP_CLI_STR(TP_RUN_GGUF_DEFAULT_MAX_NEW) " with a GGUF "       \
       "file, " TP_CLI_STR(TP_RUN_DEFAULT_MAX_NEW) " with a built-in model; 0 runs the prefill "    \
       "only); prompt length + N - 1 must fit the context used")                                    \
-    X(TEMP, NULL, "--temp", NULL, "T", AS_REAL(0.0, 1e6), RUN_FILE,                                \
+    X(TEMP, NULL, "--temp", NO_OLD, "T", AS_REAL(0.0, 1e6), RUN_FILE,                              \
       "0 (default) = greedy; else top-k, top-p, temperature, then a draw (docs/sampling.md)")      \
-    X(TOP_K, NULL, "--top-k", NULL, "K", AS_COUNT(0, INT_MAX), RUN_FILE,                           \
+    X(TOP_K, NULL, "--top-k", NO_OLD, "K", AS_COUNT(0, INT_MAX), RUN_FILE,                         \
       "keep the K largest logits (default 0 = all)")                                               \
-    X(TOP_P, NULL, "--top-p", NULL, "P", AS_REAL(1e-9, 1.0), RUN_FILE,                             \
+    X(TOP_P, NULL, "--top-p", NO_OLD, "P", AS_REAL(1e-9, 1.0), RUN_FILE,                           \
       "keep the smallest set of mass >= P (default 1 = all)")                                      \
-    X(SEED, NULL, "--seed", NULL, "S", AS_COUNT(0, UINT64_MAX), RUN | WRITE_MODEL,                 \
+    X(SEED, NULL, "--seed", NO_OLD, "S", AS_COUNT(0, UINT64_MAX), RUN | WRITE_MODEL,               \
       "{run:the seed (default 1) of the sampler with a GGUF file; of the weights and of a "        \
       "random prompt with a built-in model}{write-model:the weights' seed (default 1)}")           \
-    X(N_CTX, NULL, "--n-ctx", NULL, "C", AS_COUNT(1, 1ull << 40), GRAPH | MODEL | RUN,             \
+    X(N_CTX, NULL, "--n-ctx", NO_OLD, "C", AS_COUNT(1, 1ull << 40), GRAPH | MODEL | RUN,           \
       "KV context requested, 1 to 2^40 (default " TP_CLI_STR(TP_DEFAULT_N_CTX) "); the "           \
       "context used is min(max(C, {graph:N}{model|run:prompt length}), the model's "               \
       "maximum){graph:, as for a real run}")                                                       \
-    X(NO_FUSE, NULL, "--no-fuse", NULL, NULL, AS_FLAG, GRAPH,                                      \
+    X(NO_FUSE, NULL, "--no-fuse", NO_OLD, NULL, AS_FLAG, GRAPH,                                    \
       "keep mul(silu(gate), up) instead of swiglu(gate, up)")                                      \
-    X(QUEUED_LAYERS, NULL, "--queued-layers", NULL, "K", AS_BOUNDED(0), GRAPH | RUN,               \
+    X(QUEUED_LAYERS, NULL, "--queued-layers", NO_OLD, "K", AS_BOUNDED(0), GRAPH | RUN,             \
       "put layers [0, K) on the queued (device-like, deferred) backend, K at most the model's "    \
       "layers; the rest, the embedding and the head stay on cpu (default 0)")                      \
-    X(GRAPH_JSON, NULL, "--json", NULL, "FILE", AS_TEXT, GRAPH,                                    \
+    X(GRAPH_JSON, NULL, "--json", NO_OLD, "FILE", AS_TEXT, GRAPH,                                  \
       "write the graph JSON (format tensorplan-graph, version 1)")                                 \
-    X(DOT, NULL, "--dot", NULL, "FILE", AS_TEXT, GRAPH,                                            \
+    X(DOT, NULL, "--dot", NO_OLD, "FILE", AS_TEXT, GRAPH,                                          \
       "write Graphviz DOT: nodes coloured by backend, inputs and outputs marked, dead nodes "      \
       "dashed, a legend")                                                                          \
-    X(STRATEGY, NULL, "--strategy", NULL, "S", AS_CHOICE("pool|arena|naive"), ALLOC | RUN,         \
+    X(STRATEGY, NULL, "--strategy", NO_OLD, "S", AS_CHOICE("pool|arena|naive"), ALLOC | RUN,       \
       "pool (default): exact-length pool buffers requested by size class; arena: one arena per "   \
       "backend, windows at offsets from the planner; naive: every live node its own exact-size "   \
       "buffer (the reference)")                                                                    \
-    X(ALIASING, NULL, "--aliasing", NULL, "P",                                                     \
+    X(ALIASING, NULL, "--aliasing", NO_OLD, "P",                                                   \
       AS_CHOICE("sole-consumer|last-consumer|none"), ALLOC | RUN,                                  \
       "sole-consumer (default): silu and rope write into their first source when it has no "       \
       "other consumer; last-consumer: also add, mul, rms_norm and swiglu, whenever they are the "  \
       "source's last consumer (ggml's rule); none: never")                                         \
-    X(EXACT_SIZES, NULL, "--exact-sizes", NULL, NULL, AS_FLAG, ALLOC,                              \
+    X(EXACT_SIZES, NULL, "--exact-sizes", NO_OLD, NULL, AS_FLAG, ALLOC,                            \
       "request activation buffers at their exact sizes, not by class")                             \
-    X(PLAN_FILE, NULL, "--plan", NULL, "FILE", AS_TEXT, ALLOC,                                     \
+    X(PLAN_FILE, NULL, "--plan", NO_OLD, "FILE", AS_TEXT, ALLOC,                                   \
       "write the plan JSON (format tensorplan-plan, version 1)")                                   \
-    X(BUDGET, NULL, "--budget", NULL, "BYTES", AS_SIZE, MODEL,                                     \
+    X(BUDGET, NULL, "--budget", NO_OLD, "BYTES", AS_SIZE, MODEL,                                   \
       "BYTES (suffix K, M or G: powers of 1024): does the smallest total fit at the requested "    \
       "context, the largest context that fits (prompt min(N, context)) and the largest prompt "    \
       "that fits (context = prompt)")                                                              \
-    X(TRACE, NULL, "--trace", NULL, "FILE", AS_TEXT, RUN,                                          \
+    X(TRACE, NULL, "--trace", NO_OLD, "FILE", AS_TEXT, RUN,                                        \
       "JSON trace: per node statistics and a sample of its output (env TENSORPLAN_TRACE)")         \
-    X(DUMP_DIR, NULL, "--dump-dir", NULL, "DIR", AS_TEXT, RUN,                                     \
+    X(DUMP_DIR, NULL, "--dump-dir", NO_OLD, "DIR", AS_TEXT, RUN,                                   \
       "after the run: DIR/logits.f32 (the last forward's logits: with --max-new 1 the "            \
       "prefill's last-token logits) and DIR/kv.L.k.f32, kv.L.v.f32, raw little-endian f32 (env "   \
       "TENSORPLAN_GRAPH_DUMP)")                                                                    \
-    X(DUMP_GRAPH, NULL, "--dump-graph", NULL, "FILE", AS_TEXT, RUN,                                \
+    X(DUMP_GRAPH, NULL, "--dump-graph", NO_OLD, "FILE", AS_TEXT, RUN,                              \
       "write the prefill graph as Graphviz DOT (after build, backend assignment and fusion) and "  \
       "exit")                                                                                      \
-    X(DUMP_GRAPH_JSON, NULL, "--dump-graph-json", NULL, "FILE", AS_TEXT, RUN,                      \
+    X(DUMP_GRAPH_JSON, NULL, "--dump-graph-json", NO_OLD, "FILE", AS_TEXT, RUN,                    \
       "the same graph as JSON, then exit")                                                         \
-    X(JSON, NULL, "--json", NULL, NULL, AS_FLAG, PLAN | VALIDATE | MODEL | INSPECT,                \
+    X(JSON, NULL, "--json", NO_OLD, NULL, AS_FLAG, PLAN | VALIDATE | MODEL | INSPECT,              \
       "print the result as one JSON object on stdout instead of the text{plan|validate: "          \
       "(fields in docs/json-output.md{plan:; not with -o -}{validate:; exit codes as "             \
       "without})}{model|inspect: (fields below)}")                                                 \
-    X(HTML, NULL, "--html", NULL, "FILE", AS_TEXT, PLAN | ALLOC | MODEL | RUN,                     \
+    X(HTML, NULL, "--html", NO_OLD, "FILE", AS_TEXT, PLAN | ALLOC | MODEL | RUN,                   \
       "write a picture{plan: of the plan}{alloc: of the plan (one panel per backend and one "      \
       "of the KV regions)}{model: of the prefill and decode plans (pool strategy, "                \
       "sole-consumer aliasing) side by side}{run: of the prefill and decode plans this run "       \
       "makes, before the run,} as one self-contained HTML page (docs/picture.md)")                 \
-    X(EXPLAIN, NULL, "--explain", NULL, NULL, AS_FLAG, PLAN | ALLOC | MODEL,                       \
+    X(EXPLAIN, NULL, "--explain", NO_OLD, NULL, AS_FLAG, PLAN | ALLOC | MODEL,                     \
       "after the {plan:summary, the buffers}{alloc:statistics, the nodes}{model:report, for "      \
       "both plans, the nodes} live at the step where live bytes peak, largest first, with "        \
       "their share of the peak")                                                                   \
-    X(PIECES, NULL, "--pieces", NULL, NULL, AS_FLAG, TOKENIZE,                                     \
+    X(PIECES, NULL, "--pieces", NO_OLD, NULL, AS_FLAG, TOKENIZE,                                   \
       "one line per token instead: ID -> 'PIECE' (the bytes it stands for; control tokens show "   \
       "their text)")                                                                               \
-    X(NO_SPECIAL, NULL, "--no-special", NULL, NULL, AS_FLAG, TOKENIZE,                             \
+    X(NO_SPECIAL, NULL, "--no-special", NO_OLD, NULL, AS_FLAG, TOKENIZE,                           \
       "do not add bos/eos (by default they are added as the vocabulary's add_bos/add_eos say)")    \
-    X(NO_PARSE_SPECIAL, NULL, "--no-parse-special", NULL, NULL, AS_FLAG, TOKENIZE,                 \
+    X(NO_PARSE_SPECIAL, NULL, "--no-parse-special", NO_OLD, NULL, AS_FLAG, TOKENIZE,               \
       "control tokens written in the text are text, not tokens")                                   \
-    X(SPECIAL, NULL, "--special", NULL, NULL, AS_FLAG, DETOKENIZE,                                 \
+    X(SPECIAL, NULL, "--special", NO_OLD, NULL, AS_FLAG, DETOKENIZE,                               \
       "control tokens give their text instead of nothing")                                         \
-    X(ARCH, NULL, "--arch", NULL, "A", AS_CHOICE("llama|qwen2"), WRITE_MODEL,                      \
+    X(ARCH, NULL, "--arch", NO_OLD, "A", AS_CHOICE("llama|qwen2"), WRITE_MODEL,                    \
       "llama or qwen2 (default: the config's); llama uses NORM rope, qwen2 NEOX; switching "       \
       "drops the biases the other family lacks")                                                   \
-    X(TYPE, NULL, "--type", NULL, "T", AS_CHOICE("f32|f16|bf16|q8_0|q4_0|q4_k"), WRITE_MODEL,      \
+    X(TYPE, NULL, "--type", NO_OLD, "T", AS_CHOICE("f32|f16|bf16|q8_0|q4_0|q4_k"), WRITE_MODEL,    \
       "the type of every matrix: f32 (default), f16, bf16, q8_0, q4_0 or q4_k")                    \
-    X(TOKENIZER, NULL, "--tokenizer", NULL, "K", AS_CHOICE("gpt2|llama"), WRITE_MODEL,             \
+    X(TOKENIZER, NULL, "--tokenizer", NO_OLD, "K", AS_CHOICE("gpt2|llama"), WRITE_MODEL,           \
       "gpt2 (byte-level BPE) or llama (SentencePiece); default: gpt2 for qwen2, llama for llama")  \
-    X(PRE, NULL, "--pre", NULL, "PRE", AS_TEXT, WRITE_MODEL,                                       \
+    X(PRE, NULL, "--pre", NO_OLD, "PRE", AS_TEXT, WRITE_MODEL,                                     \
       "tokenizer.ggml.pre for gpt2 (default qwen2)")                                               \
-    X(END, NULL, "--", NULL, NULL, AS_END, TOKENIZE | DETOKENIZE,                                  \
+    X(END, NULL, "--", NO_OLD, NULL, AS_END, TOKENIZE | DETOKENIZE,                                \
       "what follows is positional (TEXT, IDS) even if it starts with '-'")                         \
-    X(HELP, "-h", "--help", NULL, NULL, AS_HELP, ALL_COMMANDS, "this text")
+    X(HELP, "-h", "--help", NO_OLD, NULL, AS_HELP, ALL_COMMANDS, "this text")
 
 typedef enum tp_cli_opt {
 #define TP_CLI_ID(id, ...) TP_OPT_##id,
@@ -258,6 +261,7 @@ typedef enum tp_cli_kind {
 /* One row of the table. */
 typedef struct tp_cli_option {
     const char *short_name, *name, *old_name, *hint;
+    unsigned old_commands; /* the commands that read old_name */
     tp_cli_kind kind;
     unsigned long long lo, hi;
     double real_lo, real_hi;

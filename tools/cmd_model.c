@@ -49,7 +49,7 @@ void tp_help_model(FILE *out)
         "  4  with --budget: does not fit at the requested context\n"
         "\n"
         "examples:\n"
-        "  tensorplan model qwen2.5-0.5b --prompt 440\n"
+        "  tensorplan model qwen2.5-0.5b --prompt-len 440\n"
         "  tensorplan model model.gguf --n-ctx 8192 --budget 6G\n",
         out);
 }
@@ -291,10 +291,10 @@ int tp_cmd_model(int argc, char **argv)
     if (rc == TP_EXIT_OK) {
         if (prompt > max_ctx)
             prompt = max_ctx;
-        if (tp_cli_bound(&a, TP_OPT_PROMPT_COUNT, max_ctx) != 0)
+        if (tp_cli_bound(&a, TP_OPT_PROMPT_LEN, max_ctx) != 0)
             rc = TP_EXIT_USAGE;
-        else if (tp_cli_given(&a, TP_OPT_PROMPT_COUNT))
-            prompt = (size_t)a.opt[TP_OPT_PROMPT_COUNT].count;
+        else if (tp_cli_given(&a, TP_OPT_PROMPT_LEN))
+            prompt = (size_t)a.opt[TP_OPT_PROMPT_LEN].count;
     }
     mr_report r;
     if (rc == TP_EXIT_OK && (mr_compute(&m, n_ctx, prompt, &r) != TP_OK ||
