@@ -70,10 +70,6 @@ void tp_cli_alloc_options(const tp_cli_args *a, tp_alloc_options *o);
 /* tp_csv_read, where PATH "-" reads standard input (named "(stdin)" in messages). */
 tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out);
 
-/* tp_cli_parse_count into a size_t. */
-int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,
-                            size_t *value);
-
 /* The exit code for a library failure while reading or planning an input file: a refused
  * input (TP_ERR_INVALID, TP_ERR_OVERFLOW) is TP_EXIT_BAD_INPUT, anything else (I/O, memory)
  * TP_EXIT_ERROR. */

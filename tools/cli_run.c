@@ -8,7 +8,16 @@
 
 #include "cli.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/kernels.h"
 #include "tensorplan/plan_html.h"
+
+void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o)
+{
+    o->n_ctx = (size_t)a->opt[TP_OPT_N_CTX].count; /* 0 when absent: the session's default */
+    tp_cli_alloc_options(a, &o->alloc);
+    if (tp_cli_given(a, TP_OPT_THREADS))
+        tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
+}
 
 void tp_cli_run_environment(tp_session_options *o, const char **trace, const char **dump)
 {

@@ -98,16 +98,6 @@ int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo
     return 0;
 }
 
-int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,
-                            size_t *value)
-{
-    unsigned long long v;
-    if (tp_cli_parse_count(flag, text, lo, hi, &v) != 0)
-        return -1;
-    *value = (size_t)v;
-    return 0;
-}
-
 int tp_cli_exit_for(tp_status status)
 {
     return (status == TP_ERR_INVALID || status == TP_ERR_OVERFLOW) ? TP_EXIT_BAD_INPUT

@@ -153,11 +153,8 @@ static int parse_args(int argc, char **argv, run_args *a)
                                                   : TP_RUN_DEFAULT_MAX_NEW;
     a->seed = tp_cli_given(&o, TP_OPT_SEED) ? o.opt[TP_OPT_SEED].count : 1;
     a->o = tp_session_options_default();
-    a->o.n_ctx = (size_t)o.opt[TP_OPT_N_CTX].count;
+    tp_cli_run_options(&o, &a->o);
     a->o.queued_layers = (int)o.opt[TP_OPT_QUEUED_LAYERS].count;
-    tp_cli_alloc_options(&o, &a->o.alloc);
-    if (tp_cli_given(&o, TP_OPT_THREADS))
-        tp_kernels_set_threads((int)o.opt[TP_OPT_THREADS].count);
     return 0;
 }
 

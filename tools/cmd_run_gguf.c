@@ -59,10 +59,7 @@ static int grun_options(int argc, char **argv, grun *r)
     r->sp.top_p = tp_cli_given(a, TP_OPT_TOP_P) ? (float)a->opt[TP_OPT_TOP_P].real : 1.0f;
     r->sp.seed = tp_cli_given(a, TP_OPT_SEED) ? (uint64_t)a->opt[TP_OPT_SEED].count : 1;
     r->o = tp_session_options_default();
-    r->o.n_ctx = (size_t)a->opt[TP_OPT_N_CTX].count;
-    tp_cli_alloc_options(a, &r->o.alloc);
-    if (tp_cli_given(a, TP_OPT_THREADS))
-        tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
+    tp_cli_run_options(a, &r->o);
     tp_cli_run_environment(&r->o, &r->trace_s, &r->dump_s);
     return 0;
 }
