@@ -266,6 +266,33 @@ static void same_names(const char *got, const char *want, const char *what)
         fail_msg("%s: listed %s, expected %s", what, got, want);
 }
 
+/* How often option NAME is shown in the usage lines of help text TEXT (up to the first
+ * blank line): as NAME followed by a space, ']', ')', '|' or the end of a line. */
+static int usage_count(const char *text, const char *name)
+{
+    const char *end = strstr(text, "\n\n");
+    const size_t n = strlen(name);
+    int count = 0;
+    for (const char *p = strstr(text, name); p && p < end; p = strstr(p + n, name))
+        if (p[-1] == '[' || p[-1] == ' ' || p[-1] == '(')
+            count += strchr(" ])|\n", p[n]) != NULL;
+    return count;
+}
+
+/* Every option of the commands of mask C (not an older spelling, not -h or --) is shown
+ * TIMES times in the usage lines. */
+static void usage_shows(const char *text, unsigned c, int times, unsigned none)
+{
+    for (size_t k = 0; k < n_options; k++) {
+        const opt *o = &options[k];
+        if ((o->cmds & c) != c || (o->cmds & none) || o->old || strcmp(o->name, "--") == 0)
+            continue;
+        const int got = usage_count(text, o->other ? o->other : o->name);
+        if (got != times)
+            fail_msg("usage shows %s %d times, expected %d:\n%s", o->name, got, times, text);
+    }
+}
+
 static void test_help_lists_exactly_the_options(void **state)
 {
     (void)state;
@@ -281,6 +308,7 @@ static void test_help_lists_exactly_the_options(void **state)
         listed_names(r.out, "\noptions:\n", got, sizeof got);
         expected_names(1u << c, 0, want, sizeof want);
         same_names(got, want, commands[c].name);
+        usage_shows(r.out, 1u << c, 1, 0);
         /* the other form of asking gives the same text */
         cli_result h = run_cli("%s --help", commands[c].name);
         assert_int_equal(h.rc, 0);
@@ -290,6 +318,10 @@ static void test_help_lists_exactly_the_options(void **state)
     }
     cli_result r = run_cli("run -h");
     assert_int_equal(r.rc, 0);
+    /* two usage lines: a GGUF file's and a built-in model's */
+    usage_shows(r.out, C_RUNF, 1, C_RUNB);
+    usage_shows(r.out, C_RUNB, 1, C_RUNF);
+    usage_shows(r.out, C_RUN, 2, 0);
     listed_names(r.out, "options with a GGUF file:", got, sizeof got);
     expected_names(C_RUNF, C_RUNB, want, sizeof want);
     same_names(got, want, "run, GGUF file");

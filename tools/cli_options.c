@@ -328,7 +328,8 @@ void tp_cli_help_usage(FILE *out, const char *lead, tp_cli_cmd cmd, const char *
     for (int id = 0; id < TP_OPT_COUNT_; id++) {
         const tp_cli_option *o = &tp_cli_options[id];
         if (!(o->commands & (1u << cmd)) || o->kind == TP_KIND_HELP ||
-            o->kind == TP_KIND_END || in_synopsis(synopsis, o->name))
+            o->kind == TP_KIND_END || in_synopsis(synopsis, o->name) ||
+            (o->short_name && in_synopsis(synopsis, o->short_name)))
             continue;
         char item[128], names[96];
         if (o->short_name)

@@ -235,7 +235,7 @@ typedef enum tp_cli_cmd {
     X(PRE, NULL, "--pre", NO_OLD, "PRE", AS_TEXT, WRITE_MODEL,                                     \
       "tokenizer.ggml.pre for gpt2 (default qwen2)")                                               \
     X(END, NULL, "--", NO_OLD, NULL, AS_END, TOKENIZE | DETOKENIZE,                                \
-      "what follows is positional (TEXT, IDS) even if it starts with '-'")                         \
+      "what follows is {tokenize:TEXT}{detokenize:IDS} even if it starts with '-'")                         \
     X(HELP, "-h", "--help", NO_OLD, NULL, AS_HELP, ALL_COMMANDS, "this text")
 
 typedef enum tp_cli_opt {
