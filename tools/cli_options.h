@@ -104,8 +104,20 @@ typedef enum tp_cli_cmd {
  * To give an existing option to one more command, add the command to its COMMANDS. To add
  * an option, add one row here (its ID becomes TP_OPT_ID, its --help line and its check come
  * from the row) and read args.opt[TP_OPT_ID] in the command: .text is NULL when absent, and
- * .count, .size, .real or .choice hold the checked value. One name, one meaning: two rows may
- * share a spelling only for disjoint commands. */
+ * .count, .size, .real or .choice hold the checked value (tp_cli_given says whether it was
+ * given; a BOUNDED row is checked by tp_cli_bound once the command knows its bound). For
+ * example, a KV cache type for model and run is the one row
+ *
+ *   X(KV_TYPE, NULL, "--kv-type", NO_OLD, "T", AS_CHOICE("f32|f16|q8_0"), MODEL | RUN,
+ *     "the type of the KV cache: f32 (default), f16 or q8_0")
+ *
+ * and the commands read args.opt[TP_OPT_KV_TYPE].choice (0, 1 or 2) when it is given; the
+ * help of both lists it, both refuse "--kv-type q4" with exit 2, every other command refuses
+ * --kv-type as unknown. The run commands read their shared options in tp_cli_run_options
+ * (tools/cli_run.c). One name, one meaning: two rows may share a spelling only for disjoint
+ * commands (--json: a flag, or graph's file; --prompt: run's text). tests/test_cli_options.c
+ * lists each command's options as the documentation gives them, so a new option is added to
+ * its list (and to README and docs/tensorplan.1) too. */
 #define TP_CLI_OPTIONS(X)                                                                          \
     X(OUTPUT, "-o", "--output", NO_OLD, "FILE", AS_TEXT, PLAN | WRITE_MODEL,                       \
       "{plan:write the solution to FILE. It is written to a temporary file renamed at the "        \
