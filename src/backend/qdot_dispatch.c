@@ -1,6 +1,9 @@
 /* The choice of instruction-set form for the mat-mul kernels (backend/qdot.h, kernels.h). */
 #include <pthread.h>
 #include <stdatomic.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "backend/qdot.h"
 #include "common/error.h"
@@ -12,12 +15,21 @@ static int g_best;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static atomic_int g_chosen = -1; /* -1: the best form */
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* F16C (CPUID leaf 1, ECX bit 29): not every compiler's __builtin_cpu_supports names it. */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+}
+#endif
+
+/* __builtin_cpu_supports checks that the system saves the vector registers too. */
 static int cpu_has(int isa)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     if (isa == TP_ISA_AVX2)
         return avx2;
     if (isa == TP_ISA_AVX512)
