@@ -165,7 +165,8 @@ static tp_status opt_f32(const gm_reader *r, const char *suffix, float dflt, flo
     return st;
 }
 
-/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "RoPE parameters"). */
+/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "Supported
+ * architectures and keys"). */
 static tp_status read_rope(const gm_reader *r, tp_model_config *c)
 {
     TP_TRY(opt_f32(r, "rope.freq_base", 10000.0f, &c->rope_base));

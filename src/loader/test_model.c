@@ -35,10 +35,10 @@ static tp_status add_f32(wctx *x, const char *suffix, float v)
     return tp_gguf_writer_add_f32(x->w, key, v);
 }
 
-/* The keys of docs/gguf.md "Metadata keys" with their exact types. The rope scaling keys are
- * written only when the config scales: freq_scale != 1 gives type linear (or yarn when
- * ext_factor is set) and factor 1 / freq_scale; the attn_factor key undoes the YaRN mscale
- * the reader applies. */
+/* The keys of docs/gguf.md, "Supported architectures and keys", with their exact types. The
+ * rope scaling keys are written only when the config scales: freq_scale != 1 gives type
+ * linear (or yarn when ext_factor is set) and factor 1 / freq_scale; the attn_factor key
+ * undoes the YaRN mscale the reader applies. */
 static tp_status add_hparams(wctx *x, const tp_model_config *c)
 {
     TP_TRY(tp_gguf_writer_add_string(x->w, "general.architecture", x->arch));
