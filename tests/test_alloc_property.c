@@ -119,36 +119,9 @@ static void random_graphs_every_plan_is_sound(void **state)
         check_one(seed);
 }
 
-/* tp_alloc_node_lifetime against docs/allocator.md ("tp_alloc_graph", steps 3 to 6) restated:
- * a node's value is needed from its own step (an input's from 0) to its last consumer's
- * step; an output's and an input's to step n; an in-place group's root to the last use of
- * any member (the plan's aliases decide the groups). */
-static void oracle_lifetimes(const tp_graph *g, const tp_allocator *a, size_t *first,
-                             size_t *last)
-{
-    const size_t n = g->n_nodes;
-    for (size_t i = 0; i < n; i++) {
-        first[i] = last[i] = i;
-        for (size_t j = i + 1; j < n; j++)
-            for (size_t k = 0; k < g->nodes[j].n_src; k++)
-                if (g->nodes[j].src[k] == i)
-                    last[i] = j;
-    }
-    for (size_t k = 0; k < g->n_outputs; k++)
-        last[g->outputs[k]] = n;
-    for (size_t k = 0; k < g->n_inputs; k++) {
-        first[g->inputs[k]] = 0;
-        last[g->inputs[k]] = n;
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t r = i;
-        while (tp_alloc_alias_of(a, r) != TP_NO_ALIAS)
-            r = tp_alloc_alias_of(a, r);
-        if (r != i && last[i] > last[r])
-            last[r] = last[i]; /* members come after their root, so their own last is final */
-    }
-}
-
+/* tp_alloc_node_lifetime against the liveness of docs/allocator.md restated
+ * (tpt_oracle_lifetimes of tests/support/peak_oracle.h), on random graphs under every
+ * aliasing policy. */
 static void random_graphs_lifetimes_follow_the_spec(void **state)
 {
     (void)state;
@@ -176,7 +149,7 @@ static void random_graphs_lifetimes_follow_the_spec(void **state)
             o.aliasing = policies[pi];
             o.strategy = seed % 2 ? TP_STRATEGY_ARENA : TP_STRATEGY_POOL;
             assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
-            oracle_lifetimes(g, a, first, last);
+            tpt_oracle_lifetimes(g, a, first, last);
             for (size_t i = 0; i < n; i++) {
                 size_t got_first = SIZE_MAX, got_last = SIZE_MAX;
                 assert_int_equal(tp_alloc_node_lifetime(a, i, &got_first, &got_last), 1);

@@ -18,12 +18,11 @@
 #include "support/xorshift.h"
 #include "tensorplan/plan_html.h"
 
-/* The page's text, through a temporary file. */
-static char *page_text(const tp_html_page *page)
+/* Everything in f from its start, NUL-terminated; closes f. */
+static char *stream_text(FILE *f)
 {
-    FILE *f = tmpfile();
     assert_non_null(f);
-    assert_int_equal(tp_html_page_write(page, f), TP_OK);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
     long n = ftell(f);
     assert_true(n > 0);
     rewind(f);
@@ -33,6 +32,15 @@ static char *page_text(const tp_html_page *page)
     text[n] = '\0';
     fclose(f);
     return text;
+}
+
+/* The page's text, through a temporary file. */
+static char *page_text(const tp_html_page *page)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(tp_html_page_write(page, f), TP_OK);
+    return stream_text(f);
 }
 
 /* The JSON object of <script id="tp-data" ...> ... </script>. */
@@ -376,23 +384,6 @@ static void test_unwritable_page(void **state)
     }
 }
 
-/* The whole file at path, NUL-terminated. */
-static char *file_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* The text between open and the next close in page, which must be src/picture/NAME byte for
  * byte: the page carries the style sheet and the script as they are in the source tree. */
 static void check_embedded(const char *page, const char *open, const char *close,
@@ -400,7 +391,7 @@ static void check_embedded(const char *page, const char *open, const char *close
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/src/picture/%s", TP_SOURCE_DIR, name);
-    char *want = file_text(path);
+    char *want = stream_text(fopen(path, "rb"));
     const char *start = strstr(page, open);
     assert_non_null(start);
     start += strlen(open);
