@@ -1,6 +1,7 @@
 /* The picture of a plan as HTML: the page, its embedded data and where it goes
  * (docs/picture.md). The data is one JSON object in a <script type="application/json">
- * element; the style and the drawing script are in plan_html_script.c. */
+ * element; the style and the drawing script are plan.css and plan.js, built in as byte
+ * arrays (plan_html_internal.h). */
 #include <stdlib.h>
 #include <string.h>
 
