@@ -230,7 +230,7 @@ static size_t norm(builder *b, const char *suffix, size_t x, const char *weight,
     return emit(b, &nd, b->c->n_embd, d1);
 }
 
-/* A per-layer projection blk.L.<tensor>.weight (+ .bias when the family's table has it). */
+/* A per-layer projection blk.L.<tensor>.weight (+ .bias when the config asks for it). */
 static size_t proj(builder *b, const char *suffix, size_t x, const char *tensor, int64_t d0,
                    int64_t d1)
 {
