@@ -339,7 +339,10 @@ done:
 int tp_cmd_run(int argc, char **argv)
 {
     const char *model = tp_cli_first_positional(argc, argv);
-    if (model && tp_cli_is_gguf(model))
+    tp_model_config builtin;
+    /* a path that exists or contains a '/' is a file, whatever it holds */
+    if (model && (tp_cli_is_gguf(model) || (tp_model_config_builtin(model, &builtin) != TP_OK &&
+                                            tp_cli_names_file(model))))
         return tp_run_gguf(argc, argv);
     run_args a;
     memset(&a, 0, sizeof a);
