@@ -368,8 +368,9 @@ static void test_strategies_equal(void **state)
     free(first);
 }
 
-/* Copies SRC to DST with tokenizer.ggml.eos_token_id set to EOS (reader to writer). */
-static void copy_with_eos(const char *src, const char *dst, uint32_t eos)
+/* Copies SRC to DST with tokenizer.ggml.eos_token_id set to EOS (UINT32_MAX: kept) and,
+ * when CONTROL >= 0, token CONTROL's type set to control (3) (reader to writer). */
+static void copy_edited(const char *src, const char *dst, uint32_t eos, int32_t control)
 {
     tp_gguf *g = NULL;
     assert_int_equal(tp_gguf_open(src, &g), TP_OK);
@@ -378,8 +379,15 @@ static void copy_with_eos(const char *src, const char *dst, uint32_t eos)
     for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
         const tp_gguf_kv *kv = tp_gguf_kv_at(g, i);
         tp_status st;
-        if (strcmp(kv->key, "tokenizer.ggml.eos_token_id") == 0) {
+        if (strcmp(kv->key, "tokenizer.ggml.eos_token_id") == 0 && eos != UINT32_MAX) {
             st = tp_gguf_writer_add_u32(w, kv->key, eos);
+        } else if (strcmp(kv->key, "tokenizer.ggml.token_type") == 0 && control >= 0) {
+            assert_true((size_t)control < kv->array.count);
+            int32_t *types = malloc(kv->array.count * sizeof *types);
+            memcpy(types, kv->array.data, kv->array.count * sizeof *types);
+            types[control] = 3;
+            st = tp_gguf_writer_add_array(w, kv->key, TP_GGUF_I32, types, kv->array.count);
+            free(types);
         } else if (kv->type == TP_GGUF_STRING) {
             char *s = strndup(kv->string.data, kv->string.len);
             st = tp_gguf_writer_add_string(w, kv->key, s);
@@ -433,7 +441,7 @@ static void test_eog_stop(void **state)
     assert_true(want[0] != want[2] && want[1] != want[2]);
     char path[300], args[1024];
     path_in(path, sizeof path, "eos.gguf");
-    copy_with_eos(qwen_path, path, (uint32_t)want[2]);
+    copy_edited(qwen_path, path, (uint32_t)want[2], -1);
     snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
              PROMPT_TEXT, MAX_NEW);
     cli_result r = run_ok(args);
@@ -442,6 +450,40 @@ static void test_eog_stop(void **state)
     assert_non_null(strstr(r.err, "stopped: end-of-generation token"));
     assert_non_null(strstr(r.err, "decode: 2 tokens"));
     char *text = pieces_of(path, want, 2);
+    assert_int_equal(r.out_len, strlen(text) + 1);
+    assert_memory_equal(r.out, text, strlen(text));
+    free(text);
+    cli_free(&r);
+}
+
+/* A first generated token with no text (a control token that does not end generation) writes
+ * nothing and the run goes on; under UBSan (the sanitizer suite) the empty piece was passed to
+ * fwrite as a NULL pointer. The text written is the pieces of the other tokens. */
+static void test_first_token_without_text(void **state)
+{
+    (void)state;
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    double margin;
+    reference("tiny-qwen2", MAX_NEW, want, &margin, NULL);
+    char path[300], args[1024];
+    path_in(path, sizeof path, "control.gguf");
+    copy_edited(qwen_path, path, UINT32_MAX, want[0]);
+    tp_gguf *g = NULL;
+    tp_tokenizer *tok = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    assert_int_equal(tp_gguf_tokenizer(g, &tok), TP_OK);
+    assert_false(tp_tokenizer_is_eog(tok, want[0]));
+    size_t len = 99;
+    assert_int_equal(tp_tokenizer_piece(tok, want[0], 0, NULL, 0, &len), TP_OK);
+    assert_int_equal(len, 0);
+    tp_tokenizer_destroy(tok);
+    tp_gguf_close(g);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    assert_int_equal(parse_generated(r.err, got, MAX_NEW), MAX_NEW);
+    assert_memory_equal(got, want, sizeof want);
+    char *text = pieces_of(path, want + 1, MAX_NEW - 1);
     assert_int_equal(r.out_len, strlen(text) + 1);
     assert_memory_equal(r.out, text, strlen(text));
     free(text);
@@ -557,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_dump_logits),
         cmocka_unit_test(test_strategies_equal),
         cmocka_unit_test(test_eog_stop),
+        cmocka_unit_test(test_first_token_without_text),
         cmocka_unit_test(test_text_prompt_and_sampling),
         cmocka_unit_test(test_exit_codes),
     };

@@ -193,7 +193,8 @@ static int on_token(void *user, int32_t id, size_t index)
         if (tp_tokenizer_piece(r->tok, id, 0, r->piece, r->piece_cap, &len) != TP_OK)
             return 0;
     }
-    fwrite(r->piece, 1, len, stdout);
+    if (len > 0) /* a control, unused or byte token has no text (and r->piece may be NULL) */
+        fwrite(r->piece, 1, len, stdout);
     fflush(stdout);
     return 0;
 }
