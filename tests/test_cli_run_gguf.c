@@ -572,6 +572,13 @@ static void test_exit_codes(void **state)
     /* usage */
     snprintf(args, sizeof args, "run '%s' --max-new 2", qwen_path);
     expect_exit(args, 2, "--prompt");
+    /* an empty prompt, for both families (SentencePiece would make [bos] of it) */
+    snprintf(args, sizeof args, "run '%s' --prompt ''", llama_path);
+    expect_exit(args, 2, "--prompt: empty text");
+    snprintf(args, sizeof args, "run '%s' --prompt - < /dev/null", llama_path);
+    expect_exit(args, 2, "--prompt: empty text");
+    snprintf(args, sizeof args, "run '%s' --prompt ''", qwen_path);
+    expect_exit(args, 2, "--prompt");
     snprintf(args, sizeof args, "run '%s' --prompt hi --temp -1", qwen_path);
     expect_exit(args, 2, "--temp");
     snprintf(args, sizeof args, "run '%s' --prompt hi --top-p 0", qwen_path);

@@ -149,6 +149,11 @@ static int grun_prompt(grun *r)
         int rc = tp_cli_read_text(r->prompt_s, &text, &len);
         if (rc != TP_EXIT_OK)
             return rc;
+        if (len == 0) { /* refused before a bos alone (SentencePiece) would make a prompt */
+            free(text);
+            tp_cli_error("--prompt: empty text");
+            return TP_EXIT_USAGE;
+        }
         tp_status st = tp_tokenizer_encode(r->tok, text, len, 1, 1, &r->prompt, &r->n_prompt);
         free(text);
         if (st != TP_OK) {
