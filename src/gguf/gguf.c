@@ -184,6 +184,10 @@ static tp_status read_kv(cursor *c, tp_gguf_kv *kv)
     TP_TRY(read_string(c, "a key", &key));
     if (key.len == 0)
         return bad(c, kv->offset, "expected a non-empty key, got an empty one");
+    const char *nul = memchr(key.data, '\0', key.len);
+    if (nul)
+        return bad(c, kv->offset, "expected a key without NUL bytes, got '%.64s' with a NUL "
+                   "at byte %zu", key.data, (size_t)(nul - key.data));
     kv->key = copy_str(key);
     if (!kv->key)
         return tp_fail(TP_ERR_NOMEM, "%s: out of memory for a key", c->name);
@@ -333,6 +337,10 @@ static tp_status read_tensor_info(cursor *c, tp_gguf_tensor *t)
     if (name.len > TP_GGUF_MAX_NAME)
         return bad(c, t->info_offset, "expected a tensor name of at most %u bytes, got %zu",
                    TP_GGUF_MAX_NAME, name.len);
+    const char *nul = memchr(name.data, '\0', name.len);
+    if (nul)
+        return bad(c, t->info_offset, "expected a tensor name without NUL bytes, got '%.64s' "
+                   "with a NUL at byte %zu", name.data, (size_t)(nul - name.data));
     memcpy(t->name, name.data, name.len);
     t->name[name.len] = '\0';
     t->name_len = name.len;
