@@ -1,6 +1,7 @@
 /* `tensorplan inspect` run as a user would: a file the writer made, shown as JSON and parsed
  * with cJSON, the tensor table compared with what this test put in (sizes from the formulas
  * of docs/gguf.md); a damaged file refused with exit 3 and one line; a missing file exit 1. */
+#define _GNU_SOURCE /* memmem */
 #include <cjson/cJSON.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,6 +135,88 @@ static void test_refusals(void **state)
     assert_int_equal(run_cli("inspect a.gguf --bogus"), 2);
 }
 
+/* Well-formed UTF-8 (shortest forms, no surrogates, at most U+10FFFF), restated from RFC 3629
+ * here, and no raw control byte inside a string literal: what a strict JSON reader demands. */
+static int strict_json_text(const unsigned char *p, size_t n)
+{
+    int in_string = 0, escaped = 0;
+    for (size_t i = 0; i < n;) {
+        const unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
+                   : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        if (len == 0 || i + len > n)
+            return 0;
+        uint32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i + k] & 0x3F);
+        }
+        const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        if (in_string && c < 0x20)
+            return 0;
+        if (escaped)
+            escaped = 0;
+        else if (in_string && c == '\\')
+            escaped = 1;
+        else if (c == '"')
+            in_string = !in_string;
+        i += len;
+    }
+    return !in_string;
+}
+
+/* Strings with invalid UTF-8, control bytes and a NUL (values), invalid UTF-8 in a key and a
+ * tensor name: --json is still valid JSON, each ill-formed byte as U+FFFD (EF BF BD), control
+ * bytes and the NUL as \u00XX escapes (docs/json-output.md). */
+static void test_json_odd_strings(void **state)
+{
+    (void)state;
+    char path[300], args[400];
+    snprintf(path, sizeof path, "%s/odd.gguf", tmpdir);
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_string(w, "t.bad", "a\xff" "b\x01" "c\nd\"e"), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_string(w, "t.nul", "NU\x02L"), TP_OK);
+    assert_int_equal(tp_gguf_writer_add_u32(w, "k.\xc3", 1), TP_OK);
+    const char *arr[2] = {"x\xe2\x82", "ok"};
+    assert_int_equal(tp_gguf_writer_add_strings(w, "t.arr", arr, 2), TP_OK);
+    static unsigned char data[16];
+    const int64_t ne[1] = {4};
+    assert_int_equal(tp_gguf_writer_add_tensor(w, "w\xfe", 0, 1, ne, data, 16), TP_OK);
+    void *mem = NULL;
+    size_t size = 0;
+    assert_int_equal(tp_gguf_writer_to_memory(w, &mem, &size), TP_OK);
+    tp_gguf_writer_destroy(w);
+    char *at = memmem(mem, size, "NU\x02L", 4);
+    assert_non_null(at);
+    at[2] = '\0';
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(mem, 1, size, f), size);
+    fclose(f);
+    free(mem);
+    snprintf(args, sizeof args, "inspect '%s' --json", path);
+    cli_result r = cli_run(tmpdir, args);
+    assert_int_equal(r.rc, 0);
+    if (!strict_json_text((const unsigned char *)r.out, r.out_len))
+        fail_msg("not strict JSON: %s", r.out);
+    cJSON *root = cJSON_Parse(r.out);
+    assert_non_null(root);
+    cJSON_Delete(root);
+    static const char *const want[] = {
+        "\"a\xef\xbf\xbd" "b\\u0001c\\u000ad\\\"e\"", "\"NU\\u0000L\"", "\"k.\xef\xbf\xbd\"",
+        "\"x\xef\xbf\xbd\xef\xbf\xbd\"", "\"w\xef\xbf\xbd\"",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(r.out, want[i]))
+            fail_msg("no %s in %s", want[i], r.out);
+    cli_free(&r);
+    remove(path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -152,6 +235,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_table),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_json_odd_strings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/utf8.h"
 #include "tensorplan/gguf.h"
 
 enum { SHOWN_ELEMS = 8, SHOWN_CHARS = 64 };
@@ -157,16 +158,52 @@ static void print_text(const tp_gguf *g)
     printf("  %-8s %14" PRIu64 "\n", "total", tb.total);
 }
 
+/* LEN bytes as a JSON string that is always valid: each ill-formed UTF-8 byte as U+FFFD,
+ * quotes, backslashes and control bytes (NUL too) escaped; a raw cJSON item. */
+static cJSON *json_text(const char *data, size_t len)
+{
+    char *clean = NULL;
+    size_t n = 0;
+    if (tp_utf8_sanitize(data, len, &clean, &n) != TP_OK)
+        return NULL;
+    char *lit = malloc(6 * n + 3); /* \u00XX at most per byte, two quotes, NUL */
+    if (!lit) {
+        free(clean);
+        return NULL;
+    }
+    size_t k = 0;
+    lit[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char ch = (unsigned char)clean[i];
+        if (ch == '"' || ch == '\\') {
+            lit[k++] = '\\';
+            lit[k++] = (char)ch;
+        } else if (ch < 0x20) {
+            k += (size_t)snprintf(lit + k, 7, "\\u%04x", ch);
+        } else {
+            lit[k++] = (char)ch;
+        }
+    }
+    lit[k++] = '"';
+    lit[k] = '\0';
+    cJSON *v = cJSON_CreateRaw(lit);
+    free(lit);
+    free(clean);
+    return v;
+}
+
 static cJSON *json_str(tp_gguf_str s)
 {
-    char *copy = malloc(s.len + 1);
-    if (!copy)
-        return NULL;
-    memcpy(copy, s.data, s.len);
-    copy[s.len] = '\0';
-    cJSON *v = cJSON_CreateString(copy);
-    free(copy);
-    return v;
+    return json_text(s.data, s.len);
+}
+
+/* A member name (no NUL: the reader refuses one in a key) as valid UTF-8; cJSON escapes
+ * its control bytes. The caller frees it. */
+static char *json_name(const char *name)
+{
+    char *clean = NULL;
+    size_t n = 0;
+    return tp_utf8_sanitize(name, strlen(name), &clean, &n) == TP_OK ? clean : NULL;
 }
 
 static cJSON *json_scalar(tp_gguf_vtype type, uint64_t bits)
@@ -201,7 +238,7 @@ static cJSON *json_tensors(const tp_gguf *g)
     for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
         const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
         cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
-        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON_AddItemToObject(o, "name", json_text(t->name, t->name_len));
         cJSON_AddStringToObject(o, "type", tp_gguf_type_name(t->type));
         for (uint32_t d = 0; d < t->n_dims; d++)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->ne[d]));
@@ -216,13 +253,16 @@ static cJSON *json_tensors(const tp_gguf *g)
 static int print_json(const tp_gguf *g)
 {
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *per = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "file", tp_gguf_name(g));
+    cJSON_AddItemToObject(root, "file", json_text(tp_gguf_name(g), strlen(tp_gguf_name(g))));
     cJSON_AddNumberToObject(root, "version", tp_gguf_version(g));
     cJSON_AddNumberToObject(root, "alignment", (double)tp_gguf_alignment(g));
     cJSON_AddNumberToObject(root, "data_offset", (double)tp_gguf_data_offset(g));
     cJSON_AddNumberToObject(root, "file_size", (double)tp_gguf_file_size(g));
-    for (size_t i = 0; i < tp_gguf_kv_count(g); i++)
-        cJSON_AddItemToObject(meta, tp_gguf_key(g, i), json_value(tp_gguf_kv_at(g, i)));
+    for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
+        char *name = json_name(tp_gguf_key(g, i));
+        cJSON_AddItemToObject(meta, name ? name : "", json_value(tp_gguf_kv_at(g, i)));
+        free(name);
+    }
     cJSON_AddItemToObject(root, "metadata", meta);
     cJSON_AddItemToObject(root, "tensors", json_tensors(g));
     type_bytes tb;
