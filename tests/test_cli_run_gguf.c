@@ -490,6 +490,56 @@ static void test_first_token_without_text(void **state)
     cli_free(&r);
 }
 
+/* A copy of SRC with element ELEM of the F32 tensor NAME set to V. */
+static void copy_with_value(const char *src, const char *dst, const char *name, size_t elem,
+                            float v)
+{
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(src, &g), TP_OK);
+    const tp_gguf_tensor *t = tp_gguf_find_tensor(g, name);
+    assert_non_null(t);
+    assert_int_equal(t->type, TP_TYPE_F32);
+    assert_true(elem * 4 < t->nbytes);
+    const size_t at = tp_gguf_data_offset(g) + (size_t)t->offset + elem * 4;
+    tp_gguf_close(g);
+    size_t len = 0;
+    char *raw = cli_slurp(src, &len);
+    assert_true(at + 4 <= len);
+    memcpy(raw + at, &v, 4);
+    FILE *f = fopen(dst, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(raw, 1, len, f), len);
+    fclose(f);
+    free(raw);
+}
+
+/* Weights holding NaN or infinity: the forward stops with a runtime error (exit 1) naming the
+ * first node whose output is not finite, instead of choosing tokens from NaN logits (which
+ * gave "generated: 0 0 0" and NUL bytes). The first node: a NaN in layer 0's attention norm
+ * weight reaches nothing before that norm (the embedding and the inputs are finite). */
+static void test_non_finite_weights(void **state)
+{
+    (void)state;
+    char path[300], args[1024];
+    static const struct { const char *tensor, *node; float v; } cases[] = {
+        {"blk.0.attn_norm.weight", "'blk.0.attn_norm' (rms_norm)", NAN},
+        {"blk.1.ffn_norm.weight", "'blk.1.ffn_norm' (rms_norm)", INFINITY},
+        {"output_norm.weight", "'output_norm' (rms_norm)", -INFINITY},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        path_in(path, sizeof path, "nan.gguf");
+        copy_with_value(qwen_path, path, cases[i].tensor, 3, cases[i].v);
+        snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 3", path,
+                 PROMPT_TEXT);
+        cli_result r = cli_run(dir, args);
+        if (r.rc != 1 || cli_lines(r.err) != 1 || !strstr(r.err, cases[i].node) ||
+            !strstr(r.err, "not finite") || r.out_len != 0)
+            fail_msg("%s: exit %d, out %zu bytes, err %s", cases[i].tensor, r.rc, r.out_len,
+                     r.err);
+        cli_free(&r);
+    }
+}
+
 /* A text prompt runs the tokens `tensorplan tokenize` gives; sampling with a seed repeats;
  * top-k 1 is greedy at any temperature. */
 static void test_text_prompt_and_sampling(void **state)
@@ -607,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_strategies_equal),
         cmocka_unit_test(test_eog_stop),
         cmocka_unit_test(test_first_token_without_text),
+        cmocka_unit_test(test_non_finite_weights),
         cmocka_unit_test(test_text_prompt_and_sampling),
         cmocka_unit_test(test_exit_codes),
     };

@@ -3,6 +3,7 @@
  * of docs/gguf.md); a damaged file refused with exit 3 and one line; a missing file exit 1. */
 #define _GNU_SOURCE /* memmem */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +218,102 @@ static void test_json_odd_strings(void **state)
     remove(path);
 }
 
+/* One tensor of --check's file: its bytes, and the non-finite values the test put in (count
+ * and first element, from the formats of docs/quant.md: a block whose scale is NaN or
+ * infinite gives no finite element, since 0 * inf is NaN too). */
+typedef struct ctensor {
+    const char *name;
+    uint32_t type;
+    int64_t ne0;
+    size_t nbytes;
+    unsigned char data[600];
+    uint64_t n_bad, first;
+} ctensor;
+
+static void put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+/* Every type the reader takes: a NaN or an infinity in each float type and in the scale of
+ * each block type; integers are never flagged, nor is a finite tensor. */
+static void test_check_non_finite(void **state)
+{
+    (void)state;
+    static ctensor t[] = {
+        {"f32", 0, 16, 64, {0}, 2, 5},      {"f16", 1, 16, 32, {0}, 1, 7},
+        {"bf16", 30, 16, 32, {0}, 1, 15},   {"q8_0", 8, 64, 68, {0}, 32, 32},
+        {"q4_k", 12, 512, 288, {0}, 256, 0}, {"q8_1", 9, 32, 36, {0}, 32, 0},
+        {"q8_k", 15, 256, 292, {0}, 256, 0}, {"f64", 28, 4, 32, {0}, 1, 2},
+        {"i32", 26, 4, 16, {0}, 0, 0},      {"ok", 0, 4, 16, {0}, 0, 0},
+    };
+    enum { N = sizeof t / sizeof *t };
+    const float nan = NAN, inf = INFINITY;
+    memcpy(t[0].data + 5 * 4, &nan, 4);
+    memcpy(t[0].data + 9 * 4, &inf, 4);
+    put16(t[1].data + 7 * 2, 0x7C00);            /* f16 +inf */
+    put16(t[2].data + 15 * 2, 0x7FC0);           /* bf16 NaN */
+    put16(t[3].data + 34, 0x7E00);               /* block 1's f16 scale NaN */
+    put16(t[4].data, 0x7C00);                    /* block 0's d +inf */
+    put16(t[5].data, 0x3C00);                    /* d 1.0, s +inf */
+    put16(t[5].data + 2, 0x7C00);
+    memcpy(t[6].data, &nan, 4);                  /* f32 d NaN */
+    const double minf = -INFINITY;
+    memcpy(t[7].data + 2 * 8, &minf, 8);
+    memset(t[8].data, 0xFF, 16);
+    const float one = 1.0f;
+    memcpy(t[9].data, &one, 4);
+    char path[300], args[400];
+    snprintf(path, sizeof path, "%s/check.gguf", tmpdir);
+    tp_gguf_writer *w = NULL;
+    assert_int_equal(tp_gguf_writer_create(&w), TP_OK);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(tp_gguf_writer_add_tensor(w, t[i].name, t[i].type, 1, &t[i].ne0,
+                                                   t[i].data, t[i].nbytes), TP_OK);
+    assert_int_equal(tp_gguf_writer_write(w, path), TP_OK);
+    tp_gguf_writer_destroy(w);
+
+    snprintf(args, sizeof args, "inspect '%s' --check --json", path);
+    cli_result r = cli_run(tmpdir, args);
+    assert_int_equal(r.rc, 3);
+    assert_int_equal(cli_lines(r.err), 1);
+    assert_non_null(strstr(r.err, "8 tensors hold NaN or infinity, the first 'f32'"));
+    cJSON *root = cJSON_Parse(r.out);
+    assert_non_null(root);
+    const cJSON *list = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "check"), "non_finite");
+    assert_true(cJSON_IsArray(list));
+    const cJSON *e = list->child;
+    for (size_t i = 0; i < N; i++) {
+        if (t[i].n_bad == 0)
+            continue;
+        assert_non_null(e);
+        assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, t[i].name);
+        if (cJSON_GetObjectItem(e, "non_finite")->valuedouble != (double)t[i].n_bad ||
+            cJSON_GetObjectItem(e, "first")->valuedouble != (double)t[i].first)
+            fail_msg("%s: %g at %g, want %llu at %llu", t[i].name,
+                     cJSON_GetObjectItem(e, "non_finite")->valuedouble,
+                     cJSON_GetObjectItem(e, "first")->valuedouble,
+                     (unsigned long long)t[i].n_bad, (unsigned long long)t[i].first);
+        e = e->next;
+    }
+    assert_null(e);
+    cJSON_Delete(root);
+    cli_free(&r);
+    /* the text form says the same; without --check the weights are not read: exit 0 */
+    snprintf(args, sizeof args, "inspect '%s' --check", path);
+    r = cli_run(tmpdir, args);
+    assert_int_equal(r.rc, 3);
+    assert_non_null(strstr(r.out, "check      8 of 10 tensors hold NaN or infinity"));
+    assert_non_null(strstr(r.out, "256 non-finite, the first at element 0"));
+    cli_free(&r);
+    snprintf(args, sizeof args, "inspect '%s'", path);
+    r = cli_run(tmpdir, args);
+    assert_int_equal(r.rc, 0);
+    cli_free(&r);
+    remove(path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -236,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_json_table),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_json_odd_strings),
+        cmocka_unit_test(test_check_non_finite),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

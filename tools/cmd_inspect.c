@@ -15,25 +15,29 @@ enum { SHOWN_ELEMS = 8, SHOWN_CHARS = 64 };
 void tp_help_inspect(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan inspect FILE.gguf [--json]\n"
+        "usage: tensorplan inspect FILE.gguf [--json] [--check]\n"
         "\n"
         "Checks a GGUF file as the reader does (docs/gguf.md) and shows its version,\n"
         "alignment and data offset, every metadata key with its type and value (arrays with\n"
         "their length and first %d elements), the tensor table (name, type, shape in ne\n"
         "order, bytes, offset in the data section) and the bytes per tensor type with a\n"
-        "total. Only the header is read, not the weights.\n"
+        "total. Only the header is read, not the weights (but for --check).\n"
         "\n"
         "options:\n"
         "  --json      print one JSON object instead: version, alignment, data_offset,\n"
         "              file_size, metadata, tensors [{name, type, shape, bytes, offset}],\n"
-        "              bytes_per_type, total_bytes\n"
+        "              bytes_per_type, total_bytes (and check with --check)\n"
+        "  --check     also read every tensor's values (block types dequantized) and name\n"
+        "              each tensor holding a NaN or an infinity: how many, and the first\n"
+        "              element; exit 3 when one does\n"
         "  -h, --help  this text\n"
         "\n"
         "exit codes:\n"
         "  0  shown\n"
         "  1  the file cannot be read\n"
         "  2  bad command line\n"
-        "  3  the file is refused (the message names the byte offset and what was expected)\n"
+        "  3  the file is refused (the message names the byte offset and what was expected),\n"
+        "     or with --check a tensor holds a NaN or an infinity\n"
         "\n"
         "example:\n"
         "  tensorplan inspect qwen2.5-0.5b-instruct-q8_0.gguf\n",
@@ -250,7 +254,58 @@ static cJSON *json_tensors(const tp_gguf *g)
     return arr;
 }
 
-static int print_json(const tp_gguf *g)
+/* One tensor's non-finite values found by --check. */
+typedef struct bad_tensor {
+    const tp_gguf_tensor *t;
+    uint64_t n_bad, first;
+} bad_tensor;
+
+/* --check: every tensor scanned; the ones holding NaN or infinity into *bad (malloc'ed). */
+static int check_tensors(const tp_gguf *g, bad_tensor **bad, size_t *n_bad)
+{
+    *bad = calloc(tp_gguf_tensor_count(g) + 1, sizeof **bad);
+    *n_bad = 0;
+    if (!*bad) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        bad_tensor b = {tp_gguf_tensor_at(g, i), 0, 0};
+        if (tp_gguf_tensor_check_finite(b.t, &b.n_bad, &b.first) != TP_OK) {
+            tp_cli_error("%s: %s", tp_gguf_name(g), tp_last_error());
+            return TP_EXIT_ERROR;
+        }
+        if (b.n_bad)
+            (*bad)[(*n_bad)++] = b;
+    }
+    return TP_EXIT_OK;
+}
+
+static void print_check(const tp_gguf *g, const bad_tensor *bad, size_t n_bad)
+{
+    printf("check      %zu of %zu tensors hold NaN or infinity\n", n_bad,
+           tp_gguf_tensor_count(g));
+    for (size_t i = 0; i < n_bad; i++)
+        printf("  %-40s %14" PRIu64 " non-finite, the first at element %" PRIu64 "\n",
+               bad[i].t->name, bad[i].n_bad, bad[i].first);
+}
+
+static cJSON *json_check(const tp_gguf *g, const bad_tensor *bad, size_t n_bad)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "tensors", (double)tp_gguf_tensor_count(g));
+    for (size_t i = 0; i < n_bad; i++) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddItemToObject(b, "name", json_text(bad[i].t->name, bad[i].t->name_len));
+        cJSON_AddNumberToObject(b, "non_finite", (double)bad[i].n_bad);
+        cJSON_AddNumberToObject(b, "first", (double)bad[i].first);
+        cJSON_AddItemToArray(arr, b);
+    }
+    cJSON_AddItemToObject(o, "non_finite", arr);
+    return o;
+}
+
+static int print_json(const tp_gguf *g, const bad_tensor *bad, size_t n_bad, int check)
 {
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *per = cJSON_CreateObject();
     cJSON_AddItemToObject(root, "file", json_text(tp_gguf_name(g), strlen(tp_gguf_name(g))));
@@ -272,6 +327,8 @@ static int print_json(const tp_gguf *g)
             cJSON_AddNumberToObject(per, tp_gguf_type_name(ty), (double)tb.bytes[ty]);
     cJSON_AddItemToObject(root, "bytes_per_type", per);
     cJSON_AddNumberToObject(root, "total_bytes", (double)tb.total);
+    if (check)
+        cJSON_AddItemToObject(root, "check", json_check(g, bad, n_bad));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
@@ -286,10 +343,12 @@ static int print_json(const tp_gguf *g)
 int tp_cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0;
+    int json = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[i], "--check") == 0)
+            check = 1;
         else if (tp_cli_take_positional(argv[0], argv[i], &path, "FILE.gguf") != 0)
             return TP_EXIT_USAGE;
     }
@@ -303,11 +362,24 @@ int tp_cmd_inspect(int argc, char **argv)
         tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
     }
-    int rc = TP_EXIT_OK;
-    if (json)
-        rc = print_json(g);
-    else
+    bad_tensor *bad = NULL;
+    size_t n_bad = 0;
+    int rc = check ? check_tensors(g, &bad, &n_bad) : TP_EXIT_OK;
+    if (rc == TP_EXIT_OK && json) {
+        rc = print_json(g, bad, n_bad, check);
+    } else if (rc == TP_EXIT_OK) {
         print_text(g);
+        if (check)
+            print_check(g, bad, n_bad);
+    }
+    if (rc == TP_EXIT_OK && n_bad) {
+        fflush(stdout);
+        tp_cli_error("%s: %zu tensors hold NaN or infinity, the first '%s' (%" PRIu64 " values, "
+                     "the first at element %" PRIu64 ")", path, n_bad, bad[0].t->name,
+                     bad[0].n_bad, bad[0].first);
+        rc = TP_EXIT_BAD_INPUT;
+    }
+    free(bad);
     tp_gguf_close(g);
     return rc;
 }
