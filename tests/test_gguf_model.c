@@ -20,6 +20,9 @@
 
 #include "support/gguf_model_build.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/model.h"
+#include "tensorplan/graph.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 #include "tensorplan/tokenizer.h"
@@ -198,6 +201,59 @@ static void test_key_refusals(void **state)
     m = base_llama();
     m.extra_keys[0] = "rope.scaling.type=s:llama3";
     refused(&m, "llama.rope.scaling.type", "llama3");
+}
+
+/* 1 when the model layer builds a one-token graph of c (its own checks of the config). */
+static int model_layer_accepts(const tp_model_config *c)
+{
+    tp_graph_params p = {1, 1, 1, 0, 0, 0};
+    tp_graph *g = NULL;
+    const tp_status st = tp_model_build_graph(c, &p, &g);
+    tp_graph_destroy(g);
+    return st == TP_OK;
+}
+
+/* Every value the model layer would refuse is refused when the config is read, naming the key
+ * (exit 3 on the command line), never accepted with the file and refused later (exit 1): a
+ * rope scaling factor whose inverse is infinite (1e-45), a YaRN factor below e^-10 whose
+ * magnitude 1 + 0.1 ln(factor) is not positive (1e-30), more layers than the model layer
+ * builds. The values next to those limits load, and the model layer takes them. */
+static void test_values_the_model_refuses(void **state)
+{
+    (void)state;
+    static const struct { const char *keys[3]; const char *key; } bad[] = {
+        {{"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-30", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-45", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scaling.type=s:linear", "rope.scaling.factor=f:1e-45", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scale_linear=f:1e-45", NULL, NULL}, "llama.rope.scale_linear"},
+        {{"rope.scaling.factor=f:-2", NULL, NULL}, "llama.rope.scaling.factor"},
+        {{"rope.scaling.attn_factor=f:-1", NULL, NULL}, "llama.rope.scaling.attn_factor"},
+        {{"rope.scaling.attn_factor=f:0", NULL, NULL}, "llama.rope.scaling.attn_factor"},
+        {{"block_count=u:100000", NULL, NULL}, "llama.block_count"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mb_model m = base_llama();
+        for (int k = 0; k < 3; k++)
+            m.extra_keys[k] = bad[i].keys[k];
+        if (strstr(bad[i].keys[0], "block_count"))
+            m.skip_key = "llama.block_count";
+        refused(&m, bad[i].key, NULL);
+    }
+    static const char *const fine[] = {"rope.scaling.factor=f:1e-4", "rope.scaling.factor=f:1e-30",
+                                       "rope.scaling.factor=f:1e30"};
+    static const char *const types[] = {"rope.scaling.type=s:yarn", "rope.scaling.type=s:linear",
+                                        "rope.scaling.type=s:yarn"};
+    for (size_t i = 0; i < 3; i++) {
+        mb_model m = base_llama();
+        m.extra_keys[0] = types[i];
+        m.extra_keys[1] = fine[i];
+        tp_model_config c;
+        assert_int_equal(load(&m, &c), TP_OK);
+        assert_true(model_layer_accepts(&c));
+    }
 }
 
 static void test_tensor_refusals(void **state)
@@ -576,6 +632,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_both_families),
         cmocka_unit_test(test_defaults_and_rope_scaling),
+        cmocka_unit_test(test_values_the_model_refuses),
         cmocka_unit_test(test_key_refusals),
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_weight_bytes_and_views),

@@ -113,6 +113,9 @@ static tp_status read_sizes(const gm_reader *r, tp_model_config *c)
     TP_TRY(get_dim(r, "context_length", 1, 0, &c->max_ctx));
     TP_TRY(get_dim(r, "embedding_length", 1, 0, &c->n_embd));
     TP_TRY(get_dim(r, "block_count", 1, 0, &c->n_layer));
+    if (c->n_layer > GM_MAX_LAYERS) /* the model layer's limit */
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected at most %d layers, got %d",
+                       r->file, akey(r, "block_count"), GM_MAX_LAYERS, c->n_layer);
     TP_TRY(get_layer_dim(r, "feed_forward_length", c->n_layer, 1, 0, &c->n_ff));
     TP_TRY(get_layer_dim(r, "attention.head_count", c->n_layer, 1, 0, &c->n_head));
     TP_TRY(get_layer_dim(r, "attention.head_count_kv", c->n_layer, 0, c->n_head,
@@ -190,14 +193,16 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
         return st;
     }
     float factor = 0.0f, attn = 1.0f;
-    if (tp_gguf_find_kv(r->g, akey(r, "rope.scaling.factor")))
-        TP_TRY(opt_f32(r, "rope.scaling.factor", 0.0f, &factor));
-    else
-        TP_TRY(opt_f32(r, "rope.scale_linear", 0.0f, &factor));
+    const char *factor_key = tp_gguf_find_kv(r->g, akey(r, "rope.scaling.factor"))
+                                 ? "rope.scaling.factor" : "rope.scale_linear";
+    TP_TRY(opt_f32(r, factor_key, 0.0f, &factor));
     TP_TRY(opt_f32(r, "rope.scaling.attn_factor", 1.0f, &attn));
-    if (!isfinite(factor) || factor < 0.0f || !isfinite(attn) || attn <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': scaling factor %g / attn_factor %g out of "
-                       "range", r->file, akey(r, "rope.scaling.factor"), factor, attn);
+    if (!isfinite(factor) || factor < 0.0f)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite factor >= 0, got %g",
+                       r->file, akey(r, factor_key), factor);
+    if (!isfinite(attn) || attn <= 0.0f)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite value > 0, got %g",
+                       r->file, akey(r, "rope.scaling.attn_factor"), attn);
     c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
     if (strcmp(type, "none") == 0)
         c->rope_freq_scale = 1.0f;
@@ -205,6 +210,15 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
     c->rope_attn_factor = attn;
     if (c->rope_ext_factor != 0.0f)
         c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
+    /* what the model layer refuses, refused here naming the key: a factor so small that its
+     * inverse is infinite (1e-45), or a YaRN factor below e^-10 whose magnitude
+     * 1 + 0.1 ln(factor) is not positive (1e-30) */
+    if (!isfinite(c->rope_freq_scale) || c->rope_freq_scale <= 0.0f ||
+        !isfinite(c->rope_attn_factor) || c->rope_attn_factor <= 0.0f)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': factor %g gives a frequency scale %g and "
+                       "a magnitude %g (%s), expected both finite and > 0", r->file,
+                       akey(r, factor_key), factor, c->rope_freq_scale, c->rope_attn_factor,
+                       type);
     TP_TRY(get_dim(r, "rope.scaling.original_context_length", 0, c->max_ctx,
                    &c->rope_n_ctx_orig));
     return TP_OK;
