@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -305,6 +306,39 @@ static int teardown(void **state)
     return rmdir(tmpdir);
 }
 
+/* At a context of 2^24 and a prompt of 16000000 tokens, model plans without reserving what
+ * it reports (it said "host pool: cannot allocate 7549751296 elements", exit 1): the answer
+ * comes (exit 4, it does not fit 1 GiB) in bounded memory (an address-space limit of 1 GiB
+ * outside the sanitizer builds, whose shadow memory needs more), with the KV bytes of the
+ * formula L x 2 x Hkv x D x n_ctx x 4. */
+static void test_large_context_plans_only(void **state)
+{
+    (void)state;
+    char big[400];
+    snprintf(big, sizeof big, "%s/big.gguf", tmpdir);
+    mb_model m = the_model();
+    m.ctx = 1 << 24;
+    assert_int_equal(mb_write(&m, big), 0);
+    const char *limit = getenv("TP_SANITIZED") ? "" : "ulimit -v 1048576; ";
+    char cmd[2400], out[500], err[500];
+    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+    snprintf(err, sizeof err, "%s/err.txt", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s'%s' model '%s' --n-ctx 16777216 --budget 1G --prompt "
+             "16000000 --json >'%s' 2>'%s'", limit, TP_CLI_PATH, big, out, err);
+    const int status = system(cmd);
+    size_t n = 0;
+    char *text = cli_slurp(out, &n), *msg = cli_slurp(err, &n);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 4)
+        fail_msg("exit %d: %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
+    cJSON *o = cJSON_Parse(text);
+    assert_non_null(o);
+    assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * 16777216.0 * 4);
+    cJSON_Delete(o);
+    free(text);
+    free(msg);
+    remove(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_builtin_still_works),
         cmocka_unit_test(test_write_model),
         cmocka_unit_test(test_refused_files),
+        cmocka_unit_test(test_large_context_plans_only),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
