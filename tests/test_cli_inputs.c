@@ -157,6 +157,37 @@ static void test_control_bytes_in_names(void **state)
     expect(&r, 1, "no\\nfile.gguf: cannot open");
 }
 
+/* An alignment whose plan overflows 2^64 is a bad command line (exit 2, naming --align), not
+ * a refusal of the valid file with an offset that is no multiple of the alignment: five
+ * buffers live together need 5 x 2^62 bytes at --align 2^62, 3 x 2^63 at --align 2^63. The
+ * same file plans at --align 2^60. */
+static void test_align_overflow(void **state)
+{
+    (void)state;
+    char csv[400];
+    snprintf(csv, sizeof csv, "%s/five.csv", dir);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("id,lower,upper,size\na,0,5,10\nb,0,5,20\nc,0,5,30\nd,0,5,5\ne,0,5,7\n", f);
+    fclose(f);
+    static const char *const strategies[] = {"greedy", "portfolio", "exact"};
+    for (size_t i = 0; i < 3; i++) {
+        cli_result r = run("plan '%s' --align 9223372036854775808 --strategy %s", csv,
+                           strategies[i]);
+        expect(&r, 2, "--align 9223372036854775808: the plan does not fit below 2^64 bytes");
+        r = run("plan '%s' --align 4611686018427387904 --strategy %s", csv, strategies[i]);
+        expect(&r, 2, "--align 4611686018427387904");
+    }
+    /* every buffer in its own 2^60 slot, the smallest (5 bytes; the greedy places by
+     * decreasing size) last: 4 x 2^60 + 5 */
+    cli_result r = run("plan '%s' --align 1152921504606846976", csv);
+    assert_int_equal(r.rc, 0);
+    char want[64];
+    snprintf(want, sizeof want, "arena     %llu bytes", 4ull * (1ull << 60) + 5);
+    assert_non_null(strstr(r.out, want));
+    cli_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_proc_file),
         cmocka_unit_test(test_names_that_are_files),
         cmocka_unit_test(test_control_bytes_in_names),
+        cmocka_unit_test(test_align_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -265,6 +265,10 @@ static void test_tensor_refusals(void **state)
     m = base_llama();
     m.skip_tensor = "token_embd.weight";
     refused(&m, "token_embd.weight", "missing");
+    /* a 1-D table is a wrong shape (it was reported as "1 rows" against the tokens) */
+    m.extra_tensor = "token_embd.weight";
+    refused(&m, "token_embd.weight", "expected shape [n_embd, vocabulary] (2 dimensions), "
+            "got 1 dimensions");
     m = base_llama();
     m.qkv_bias = 1;
     m.skip_tensor = "blk.1.attn_v.bias"; /* the group is present in blk.0 */
