@@ -7,6 +7,7 @@
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
+#include "tensorplan/tokenizer.h"
 
 void tp_help_write_model(FILE *out)
 {
@@ -25,18 +26,19 @@ void tp_help_write_model(FILE *out)
         "options:\n"
         "  --arch A       llama or qwen2 (default: the config's); llama uses NORM rope,\n"
         "                 qwen2 NEOX; switching drops the biases the other family lacks\n"
-        "  --type T       f32, f16, bf16, q8_0, q4_0 or q4_k (default f32)\n"
+        "  --type T       f32, f16, bf16, q8_0 or q4_0 (default f32); q4_k where every\n"
+        "                 matrix row is a multiple of 256 elements (no built-in config)\n"
         "  --tokenizer K  gpt2 (byte-level BPE) or llama (SentencePiece); default: gpt2 for\n"
         "                 qwen2, llama for llama\n"
-        "  --pre PRE      tokenizer.ggml.pre for gpt2 (default qwen2)\n"
+        "  --pre PRE      tokenizer.ggml.pre for gpt2 (default qwen2): %s\n"
         "  --seed S       weight seed (default 1)\n"
-        "  -o, --output FILE  the file to write\n"
+        "  -o, --output FILE  the file to write; - is standard output\n"
         "\n"
         "exit codes: 0 written, 1 write failed, 2 bad command line\n"
         "\n"
         "example:\n"
         "  tensorplan write-model tiny-llama --type q8_0 -o tiny-llama.gguf\n",
-        tp_model_builtin_names());
+        tp_model_builtin_names(), tp_tokenizer_pre_names());
 }
 
 /* --arch: the family's rope mode and the optional tensors it can hold. */
@@ -87,6 +89,10 @@ int tp_cmd_write_model(int argc, char **argv)
     how.tokenizer = tok ? tok : cfg.arch == TP_ARCH_LLAMA ? "llama" : "gpt2";
     if (strcmp(how.tokenizer, "gpt2") != 0 && strcmp(how.tokenizer, "llama") != 0) {
         tp_cli_error("--tokenizer: expected gpt2 or llama, got '%s'", how.tokenizer);
+        return TP_EXIT_USAGE;
+    }
+    if (strcmp(how.tokenizer, "gpt2") == 0 && pre && !tp_tokenizer_pre_supported(pre)) {
+        tp_cli_error("--pre: expected one of %s, got '%s'", tp_tokenizer_pre_names(), pre);
         return TP_EXIT_USAGE;
     }
     unsigned long long seed = 1;
