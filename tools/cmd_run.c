@@ -81,7 +81,7 @@ void tp_help_run(FILE *out)
         "\n"
         "exit codes:\n"
         "  0  done\n"
-        "  1  runtime failure (out of memory, I/O, a file that cannot be written)\n"
+        "  1  runtime failure (out of memory, I/O, unwritable file, non-finite logits)\n"
         "  2  bad command line (also: a generation that does not fit the context)\n"
         "  3  the GGUF file is refused (one line naming the file and what was expected)\n"
         "\n"
