@@ -3,6 +3,7 @@
  * defaults and derived rope parameters, weight bytes against the size formula, views of the
  * mapping, and test models of both families written by tp_gguf_write_test_model read back
  * (config round trip, weights, a vocabulary the tokenizer accepts). */
+#define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +255,45 @@ static void test_values_the_model_refuses(void **state)
         assert_int_equal(load(&m, &c), TP_OK);
         assert_true(model_layer_accepts(&c));
     }
+}
+
+/* m's file with the first occurrence of MARK (which holds one 0x01 byte) patched to hold a
+ * NUL there; the config read from it. */
+static tp_status load_patched(const mb_model *m, const char *mark, size_t mark_len)
+{
+    assert_int_equal(mb_write(m, path), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    const size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    char *at = memmem(buf, n, mark, mark_len);
+    assert_non_null(at);
+    *(char *)memchr(at, 1, mark_len) = '\0';
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open_memory(path, buf, n, &g), TP_OK);
+    tp_model_config c;
+    const tp_status st = tp_gguf_model_config(g, &c);
+    tp_gguf_close(g);
+    return st;
+}
+
+/* A NUL inside an enumerated value is refused as such (an architecture "ll\0ma" was called
+ * 'll', a scaling type "yarn\0" 'yarn'). */
+static void test_nul_in_values(void **state)
+{
+    (void)state;
+    mb_model m = base_llama();
+    m.extra_keys[0] = "rope.scaling.type=s:yarn\001";
+    m.extra_keys[1] = "rope.scaling.factor=f:4";
+    assert_int_equal(load_patched(&m, "yarn\001", 5), TP_ERR_INVALID);
+    if (!strstr(tp_last_error(), "llama.rope.scaling.type") || !strstr(tp_last_error(), "NUL"))
+        fail_msg("%s", tp_last_error());
+    m = base_llama();
+    m.arch = "ll\001ma";
+    assert_int_equal(load_patched(&m, "\005\0\0\0\0\0\0\0ll\001ma", 13), TP_ERR_INVALID);
+    if (!strstr(tp_last_error(), "general.architecture") || !strstr(tp_last_error(), "NUL"))
+        fail_msg("%s", tp_last_error());
 }
 
 static void test_tensor_refusals(void **state)
@@ -637,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_reads_both_families),
         cmocka_unit_test(test_defaults_and_rope_scaling),
         cmocka_unit_test(test_values_the_model_refuses),
+        cmocka_unit_test(test_nul_in_values),
         cmocka_unit_test(test_key_refusals),
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_weight_bytes_and_views),

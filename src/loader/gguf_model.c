@@ -8,6 +8,17 @@
 #include "loader/gguf_model_internal.h"
 #include "tensorplan/gguf_model.h"
 
+/* An enumerated string value: refused with a NUL inside, which would print (and compare, as
+ * a C string) as a shorter, known name. */
+static tp_status check_no_nul(const char *file, const char *key, tp_gguf_str s)
+{
+    const char *nul = memchr(s.data, '\0', s.len);
+    if (nul)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': the value holds a NUL byte at %zu", file,
+                       key, (size_t)(nul - s.data));
+    return TP_OK;
+}
+
 /* "A.SUFFIX" for the architecture prefix A. */
 static const char *akey(const gm_reader *r, const char *suffix)
 {
@@ -93,6 +104,7 @@ static tp_status read_arch(gm_reader *r, tp_model_config *c)
         return tp_fail(TP_ERR_INVALID, "%s: key 'general.architecture': missing (required)",
                        r->file);
     TP_TRY(st);
+    TP_TRY(check_no_nul(r->file, "general.architecture", s));
     if (s.len == 5 && memcmp(s.data, "qwen2", 5) == 0) {
         c->arch = TP_ARCH_QWEN2;
         c->rope_mode = TP_ROPE_NEOX;
@@ -177,6 +189,8 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
     char type[16] = "linear";
     tp_gguf_str s;
     tp_status st = tp_gguf_get_string(r->g, akey(r, "rope.scaling.type"), &s);
+    if (st == TP_OK)
+        TP_TRY(check_no_nul(r->file, akey(r, "rope.scaling.type"), s));
     if (st == TP_OK) {
         static const char *const known[] = {"none", "linear", "yarn", "longrope"};
         int found = 0;
