@@ -207,7 +207,15 @@ static char *json_name(const char *name)
 {
     char *clean = NULL;
     size_t n = 0;
-    return tp_utf8_sanitize(name, strlen(name), &clean, &n) == TP_OK ? clean : NULL;
+    if (tp_utf8_sanitize(name, strlen(name), &clean, &n) != TP_OK)
+        return NULL;
+    char *z = malloc(n + 1); /* the sanitized copy is counted, not NUL-terminated */
+    if (z) {
+        memcpy(z, clean, n);
+        z[n] = '\0';
+    }
+    free(clean);
+    return z;
 }
 
 static cJSON *json_scalar(tp_gguf_vtype type, uint64_t bits)
