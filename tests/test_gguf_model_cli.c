@@ -333,7 +333,7 @@ static void test_write_model_refusals_and_stdout(void **state)
     assert_int_equal(run_cli("tokenize '%s' hello", x), 0);
     remove(x);
     assert_int_equal(run_cli("write-model tiny-qwen2 --type q4_k -o '%s'", x), 2);
-    if (!strstr(err_text, "multiple of 256") || strstr(err_text, "row bytes"))
+    if (!strstr(err_text, "Q4_K blocks of 256") || strstr(err_text, "row bytes"))
         fail_msg("%s", err_text);
     assert_int_not_equal(access(x, F_OK), 0);
     /* -o -: the same bytes as a file, on standard output */
@@ -366,7 +366,7 @@ static void test_large_context_plans_only(void **state)
     char cmd[2400], out[500], err[500];
     snprintf(out, sizeof out, "%s/out.txt", tmpdir);
     snprintf(err, sizeof err, "%s/err.txt", tmpdir);
-    snprintf(cmd, sizeof cmd, "%s'%s' model '%s' --n-ctx 16777216 --budget 1G --prompt "
+    snprintf(cmd, sizeof cmd, "%s'%s' model '%s' --n-ctx 16777216 --budget 1G --prompt-len "
              "16000000 --json >'%s' 2>'%s'", limit, TP_CLI_PATH, big, out, err);
     const int status = system(cmd);
     size_t n = 0;

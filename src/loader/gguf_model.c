@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "loader/gguf_model_internal.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/model_family.h"
 
 /* An enumerated string value: refused with a NUL inside, which would print (and compare, as
  * a C string) as a shorter, known name. */
@@ -179,13 +180,30 @@ static tp_status opt_f32(const gm_reader *r, const char *suffix, float dflt, flo
     return st;
 }
 
-/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "RoPE parameters"). */
+/* The model's one rope check (tensorplan/model_family.h) with the message naming the key
+ * whose value puts the parameters out of range: the base, the attn_factor as stored, YaRN's
+ * original context, else the scaling factor (freq_scale and YaRN's magnitude derive from it;
+ * 1e-45 makes the scale infinite, a YaRN factor below e^-10 the magnitude negative). */
+static tp_status check_rope(const gm_reader *r, const tp_model_config *c,
+                            const char *factor_key, float attn)
+{
+    const char *key = factor_key;
+    if (!isfinite(c->rope_base) || c->rope_base <= 0.0f)
+        key = "rope.freq_base";
+    else if (!isfinite(attn) || attn <= 0.0f)
+        key = "rope.scaling.attn_factor";
+    else if (c->rope_ext_factor != 0.0f && c->rope_n_ctx_orig <= 0)
+        key = "rope.scaling.original_context_length";
+    char who[400];
+    snprintf(who, sizeof who, "%s: key '%s'", r->file, akey(r, key));
+    return tp_model_check_rope(c, who);
+}
+
+/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "Supported
+ * architectures and keys"). */
 static tp_status read_rope(const gm_reader *r, tp_model_config *c)
 {
     TP_TRY(opt_f32(r, "rope.freq_base", 10000.0f, &c->rope_base));
-    if (!isfinite(c->rope_base) || c->rope_base <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite value > 0, got %g",
-                       r->file, akey(r, "rope.freq_base"), c->rope_base);
     char type[16] = "linear";
     tp_gguf_str s;
     tp_status st = tp_gguf_get_string(r->g, akey(r, "rope.scaling.type"), &s);
@@ -211,31 +229,20 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
                                  ? "rope.scaling.factor" : "rope.scale_linear";
     TP_TRY(opt_f32(r, factor_key, 0.0f, &factor));
     TP_TRY(opt_f32(r, "rope.scaling.attn_factor", 1.0f, &attn));
-    if (!isfinite(factor) || factor < 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite factor >= 0, got %g",
-                       r->file, akey(r, factor_key), factor);
-    if (!isfinite(attn) || attn <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite value > 0, got %g",
-                       r->file, akey(r, "rope.scaling.attn_factor"), attn);
-    c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
-    if (strcmp(type, "none") == 0)
-        c->rope_freq_scale = 1.0f;
-    c->rope_ext_factor = strcmp(type, "yarn") == 0 ? 1.0f : 0.0f;
-    c->rope_attn_factor = attn;
-    if (c->rope_ext_factor != 0.0f)
-        c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
-    /* what the model layer refuses, refused here naming the key: a factor so small that its
-     * inverse is infinite (1e-45), or a YaRN factor below e^-10 whose magnitude
-     * 1 + 0.1 ln(factor) is not positive (1e-30) */
-    if (!isfinite(c->rope_freq_scale) || c->rope_freq_scale <= 0.0f ||
-        !isfinite(c->rope_attn_factor) || c->rope_attn_factor <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': factor %g gives a frequency scale %g and "
-                       "a magnitude %g (%s), expected both finite and > 0", r->file,
-                       akey(r, factor_key), factor, c->rope_freq_scale, c->rope_attn_factor,
-                       type);
     TP_TRY(get_dim(r, "rope.scaling.original_context_length", 0, c->max_ctx,
                    &c->rope_n_ctx_orig));
-    return TP_OK;
+    c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    c->rope_ext_factor = strcmp(type, "yarn") == 0 ? 1.0f : 0.0f;
+    c->rope_attn_factor = attn;
+    /* the file's values as they are (a factor that is negative, or not finite, makes
+     * freq_scale so), then the derived ones (YaRN's magnitude, which a tiny factor can make
+     * negative), both by the model's one check, the message naming the key */
+    TP_TRY(check_rope(r, c, factor_key, attn));
+    if (strcmp(type, "none") == 0)
+        c->rope_freq_scale = 1.0f;
+    if (c->rope_ext_factor != 0.0f)
+        c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
+    return check_rope(r, c, factor_key, attn);
 }
 
 static void set_name(tp_model_config *c, const char *file)
