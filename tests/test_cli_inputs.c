@@ -140,6 +140,9 @@ static void test_names_that_are_files(void **state)
     expect(&r, 1, "Too many levels of symbolic links");
     r = run("run loop --prompt hi");
     expect(&r, 1, "Too many levels of symbolic links");
+    /* a bare name that is neither a file nor built in is an unknown model, not an option */
+    r = run("run nothere --prompt hi");
+    expect(&r, 2, "unknown model 'nothere'");
     r = run("run /proc/self/status --prompt hi");
     if (strstr(r.err, "unknown option"))
         fail_msg("%s", r.err);

@@ -284,9 +284,14 @@ int tp_cmd_run(int argc, char **argv)
                                                     TP_CLI_BIT(TP_CMD_RUN_BUILTIN),
                                                 argc, argv);
     tp_model_config builtin;
-    if (model && (tp_cli_is_gguf(model) || (tp_model_config_builtin(model, &builtin) != TP_OK &&
-                                            tp_cli_names_file(model))))
+    const int is_builtin = model && tp_model_config_builtin(model, &builtin) == TP_OK;
+    if (model && (tp_cli_is_gguf(model) || (!is_builtin && tp_cli_names_file(model))))
         return tp_run_gguf(argc, argv);
+    if (model && !is_builtin) { /* neither: named as such, not as the options it would take */
+        tp_cli_error("unknown model '%s' (built-in: %s; or a GGUF file)", model,
+                     tp_model_builtin_names());
+        return TP_EXIT_USAGE;
+    }
     run_args a;
     memset(&a, 0, sizeof a);
     if (parse_args(argc, argv, &a) != 0)
