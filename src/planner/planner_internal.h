@@ -147,6 +147,19 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
 int tp_scan_level(void);
 unsigned tp_scan_default_threads(size_t n_order);
 
+/* Whether every tensor of the order is live at a common node (greedy_clique.c). */
+int tp_is_clique(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order);
+/* tp_greedy_place's offsets for a clique, in O(n): each tensor on top of the one before, at
+ * the arena rounded up to the alignment (no gap ever fits). Refuses an overflow like it. */
+tp_status tp_clique_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, size_t alignment, const tp_greedy_ticker *ticker,
+                          size_t *offsets, size_t *arena_size);
+/* A factor of every offset tp_greedy_place can give for this order and alignment (1 when none
+ * is known): sizes, alignment and addresses divided by it give the same plan, divided by it.
+ * *scaled_alignment receives the alignment so divided. */
+size_t tp_size_granule(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
+                       size_t alignment, size_t *scaled_alignment);
+
 /* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
  * `threads` threads, the calling one included. The plan must not depend on the thread count;
  * tests compare several counts through this. *method receives the winning order's name. */
