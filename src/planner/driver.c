@@ -198,6 +198,15 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                            peak, offsets, &rep, &best, &have);
     if (st != TP_OK)
         goto out;
+    if (!have) { /* the first greedy pass did not finish: there is no plan to return */
+        for (size_t i = 0; i < count; i++)
+            offsets[i] = 0;
+        *arena_size = 0;
+        st = tp_fail(TP_ERR_TIMEOUT,
+                     "time limit of %g s reached before the first greedy pass completed; "
+                     "no plan", o->time_limit_seconds);
+        goto out;
+    }
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 

@@ -29,7 +29,7 @@ tp_status tp_clique_place(const tp_tensor_lifetime *tensors, size_t count, const
                           size_t n_order, size_t alignment, const tp_greedy_ticker *ticker,
                           size_t *offsets, size_t *arena_size)
 {
-    (void)ticker; /* a few nanoseconds a tensor: nothing to report */
+    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t i = 0; i < count; i++)
         offsets[i] = 0;
     *arena_size = 0;
@@ -37,6 +37,11 @@ tp_status tp_clique_place(const tp_tensor_lifetime *tensors, size_t count, const
     size_t arena = 0;
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k], size = tensors[id].size;
+        if ((k & 65535u) == 65535u && tp_ticker_poll(ticker, k, n_order, &last_tick)) {
+            for (size_t i = 0; i < count; i++)
+                offsets[i] = 0;
+            return tp_greedy_timeout(k, n_order);
+        }
         int overflow = 0;
         const size_t offset = k == 0 ? 0 : tp_round_up_flag(arena, align, &overflow);
         if (overflow || size > SIZE_MAX - offset) {
@@ -50,6 +55,12 @@ tp_status tp_clique_place(const tp_tensor_lifetime *tensors, size_t count, const
     }
     *arena_size = arena;
     return TP_OK;
+}
+
+tp_status tp_greedy_timeout(size_t placed, size_t to_place)
+{
+    return tp_fail(TP_ERR_TIMEOUT, "time limit reached with %zu of %zu tensors placed", placed,
+                   to_place);
 }
 
 static size_t gcd_size(size_t a, size_t b)

@@ -704,10 +704,8 @@ static tp_status scan_place_all(scan *s, const tp_tensor_lifetime *tensors, cons
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 255u) == 255u && tp_clock_seconds() - last_tick >= 0.1) {
-            ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_clock_seconds();
-        }
+        if ((k & 255u) == 255u && tp_ticker_poll(ticker, k, n_order, &last_tick))
+            return tp_greedy_timeout(k, n_order);
         if (size > limit) {
             *declined = 1;
             return TP_OK;
