@@ -133,6 +133,10 @@ typedef struct tp_plan_report {
  *   shares the scans among up to min(options.threads, processors, 16) threads from 16,384
  *   tensors of non-zero size; tp_plan_offsets and TP_PLAN_GREEDY may do so. The exact search
  *   runs on the calling thread.
+ * "Processors" are those online that the process may run on (its affinity mask: under
+ * `taskset -c 0` one), and no call starts more threads than that, whatever options.threads
+ * asks. A waiting thread spins briefly, then sleeps; a scan whose helpers keep it waiting
+ * longer than it works (the processors are busy with other work) goes on alone.
  * To keep a call single-threaded, call tp_plan_offsets_ex with options.threads = 1
  * (TP_PLAN_GREEDY then gives tp_plan_offsets's plan). */
 

@@ -207,6 +207,10 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
     if (tp_is_clique(tensors, order, n_order))
         return tp_clique_place(tensors, count, order, n_order, alignment, ticker, offsets,
                                arena_size);
+    /* more threads than processors to run them only wait for each other */
+    const unsigned cpus = tp_planner_cpus();
+    if (threads > cpus)
+        threads = cpus;
     const double live = n_order > 0 ? mean_live(tensors, order, n_order) : 0;
     size_t scan_align = 1;
     const size_t granule = tp_size_granule(tensors, order, n_order, alignment, &scan_align);

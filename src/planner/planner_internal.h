@@ -168,6 +168,9 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
                         size_t *offsets, size_t *arena_size, int *declined);
+/* Processors online that this process may run on (its affinity mask, on Linux): what every
+ * thread count of the planner is capped by (cpus.c). */
+unsigned tp_planner_cpus(void);
 /* 2: AVX-512, 1: AVX2, 0: neither (or not x86-64 with GCC). */
 int tp_scan_level(void);
 unsigned tp_scan_default_threads(size_t n_order);

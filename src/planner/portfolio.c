@@ -4,7 +4,6 @@
 
 #include "common/error.h"
 #include "common/clock.h"
-#include "common/cpu_count.h"
 #include "common/sort.h"
 
 #include <pthread.h>
@@ -361,7 +360,7 @@ unsigned tp_portfolio_threads(size_t count, unsigned cap)
 {
     if (count < PORTFOLIO_PARALLEL_MIN)
         return 1;
-    unsigned cpus = tp_cpu_count();
+    unsigned cpus = tp_planner_cpus();
     if (cpus > 64)
         cpus = 64;
     return cap != 0 && cap < cpus ? cap : cpus;
