@@ -210,10 +210,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                            peak, offsets, &rep, &best, &have);
     if (st != TP_OK)
         goto out;
-    if (!have) { /* the first greedy pass did not finish: there is no plan to return */
-        st = no_plan_in_time(o, count, offsets, arena_size);
-        goto out;
-    }
+    if (!have && (st = no_plan_in_time(o, count, offsets, arena_size)) != TP_OK)
+        goto out; /* the first greedy pass did not finish: there is no plan to return */
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 
