@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/kernels.h"
 
 static double now_seconds(void)

@@ -25,7 +25,7 @@ install(TARGETS ${TP_LIB_TARGETS} EXPORT tensorplanTargets
 
 set(TP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tensorplan)
 install(EXPORT tensorplanTargets NAMESPACE tensorplan:: DESTINATION ${TP_CMAKE_DIR})
-string(REPLACE ";" " " TP_PKG_DEPS_WORDS "${TP_IO_PKG_DEPS}")
+string(REPLACE ";" " " TP_PKG_DEPS_WORDS "${TP_PKG_DEPS}")
 configure_package_config_file(cmake/tensorplanConfig.cmake.in
     ${CMAKE_BINARY_DIR}/tensorplanConfig.cmake INSTALL_DESTINATION ${TP_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/tensorplanConfigVersion.cmake
@@ -40,7 +40,7 @@ file(RELATIVE_PATH TP_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" TP_PC_UP "${TP_PC_UP}")
 set(TP_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 set(TP_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
-string(REPLACE ";" ", " TP_PC_REQUIRES_PRIVATE "${TP_IO_PKG_DEPS}")
+string(REPLACE ";" ", " TP_PC_REQUIRES_PRIVATE "${TP_PKG_DEPS}")
 configure_file(cmake/tensorplan.pc.in ${CMAKE_BINARY_DIR}/tensorplan.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/tensorplan.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -1,19 +1,33 @@
 #!/bin/sh
-# Every tp_ symbol a layer's library needs must be defined by that library or a lower layer's
-# (docs/architecture.md). Run after a build: sh scripts/check_link_layers.sh [BUILD_DIR]
+# Every tp_ symbol a layer's library needs must be defined by that library or by a layer it
+# declares in TP_NEEDS_<layer>, transitively (docs/architecture.md), and every layer it needs
+# must come before it in TP_LAYERS. Both are read from CMakeLists.txt, the one place they are
+# declared. Run after a build: sh scripts/check_link_layers.sh [BUILD_DIR]
 B=${1:-build}
-below=""
+ROOT=$(dirname "$0")/..
+layers=$(sed -n 's/^set(TP_LAYERS \(.*\))$/\1/p' "$ROOT/CMakeLists.txt")
+[ -n "$layers" ] || { echo "no set(TP_LAYERS ...) in CMakeLists.txt"; exit 2; }
+needs() { sed -n "s/^set(TP_NEEDS_$1 \(.*\))\$/\1/p" "$ROOT/CMakeLists.txt" | tr -d '"'; }
 status=0
-for l in common planner graph backend alloc exec model io; do
+seen=""
+for l in $layers; do
   a="$B/libtensorplan_$l.a"
   [ -f "$a" ] || { echo "missing $a"; exit 2; }
-  defs=$(for x in $a $below; do nm -g --defined-only "$x" | awk 'NF == 3 {print $3}'; done | sort -u)
+  # the closure of what l may call: itself and its needs, transitively
+  closure="$l"; todo=$(needs "$l")
+  while [ -n "$(echo $todo)" ]; do
+    set -- $todo; n=$1; shift; todo="$*"
+    case " $closure " in *" $n "*) continue ;; esac
+    case " $seen " in *" $n "*) ;; *) echo "$l needs $n, which is not below it in TP_LAYERS"; status=1 ;; esac
+    closure="$closure $n"; todo="$todo $(needs "$n")"
+  done
+  defs=$(for x in $closure; do nm -g --defined-only "$B/libtensorplan_$x.a" | awk 'NF == 3 {print $3}'; done | sort -u)
   need=$(nm -g --undefined-only "$a" | awk '{print $NF}' | grep '^tp_' | sort -u)
   up=$(printf '%s\n' "$need" | grep -vxF "$defs" | grep .)
   if [ -n "$up" ]; then
-    echo "$l calls upward: $up"
+    echo "$l calls outside what it links ($closure):" $up
     status=1
   fi
-  below="$below $a"
+  seen="$seen $l"
 done
 exit $status

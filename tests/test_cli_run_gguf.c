@@ -24,6 +24,7 @@
 #include "support/ref_forward.h"
 #include "tensorplan/gguf.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/test_model.h"
 #include "tensorplan/model.h"
 #include "tensorplan/quant.h"
 #include "tensorplan/tokenizer.h"

@@ -19,7 +19,7 @@
 #include "alloc/alloc_debug.h"
 #include "support/ref_forward.h"
 #include "tensorplan/cache.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/kernels.h"
 
 #define N_PROMPT 7

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "support/ref_forward.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/quant.h"
 
 #define N_PROMPT 6

@@ -16,8 +16,9 @@
 #include <cmocka.h>
 
 #include "support/ref_forward.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 
 #define N_PROMPT 5

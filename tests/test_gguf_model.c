@@ -20,6 +20,7 @@
 
 #include "support/gguf_model_build.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 #include "tensorplan/tokenizer.h"
 

@@ -1,4 +1,4 @@
-/* Writers never replace or remove an output that is not a regular file (src/io/output_file.h).
+/* Writers never replace or remove an output that is not a regular file (src/common/output_file.h).
  *
  * Regression: the solution, GGUF and graph writers wrote through a temporary file renamed onto
  * the output, so `plan ... -o /dev/null` run as root turned /dev/null into a regular file, and

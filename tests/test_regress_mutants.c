@@ -25,7 +25,7 @@
 #include "tensorplan/alloc.h"
 #include "tensorplan/backend.h"
 #include "tensorplan/cache.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/exec.h"
 #include "tensorplan/graph_io.h"
 #include "tensorplan/model.h"

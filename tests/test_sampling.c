@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "support/xorshift.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 #include "tensorplan/model.h"
 
 static double uniform(tpt_rng *r)

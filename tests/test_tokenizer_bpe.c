@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "io/tokenizer_internal.h"
+#include "tokenizer/tokenizer_internal.h"
 #include "support/tokenizer_vocab.h"
 #include "tensorplan/tokenizer.h"
 

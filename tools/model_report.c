@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 
 static const tp_alloc_strategy strategies[MR_PLANS] = {TP_STRATEGY_POOL, TP_STRATEGY_POOL,
                                                        TP_STRATEGY_ARENA, TP_STRATEGY_ARENA};

@@ -1,6 +1,6 @@
 /* tensorplan: GGUF model files (docs/gguf.md). A strict reader that maps a file read-only and
  * checks every header field before anything uses it, and a writer that lays files out the way
- * the reader expects. Part of the tensorplan_io library.
+ * the reader expects. Part of the gguf layer (src/gguf).
  *
  * The reader touches only the header, the metadata and the tensor infos at open; weight bytes
  * stay in the mapping until a caller reads them through tp_gguf_tensor.data. Multi-byte values
@@ -123,6 +123,9 @@ tp_status tp_gguf_get_array(const tp_gguf *g, const char *key, tp_gguf_vtype ele
 
 /* Element i (< count) of a numeric or bool array: its little-endian bytes, zero-extended. */
 uint64_t tp_gguf_array_bits(const tp_gguf_array *a, size_t i);
+/* Element i (< count) of an f32 array, its bits as stored; 0 past the end or for another
+ * element type. */
+float tp_gguf_array_f32(const tp_gguf_array *a, size_t i);
 /* Element i (< count) of a string array. */
 tp_gguf_str tp_gguf_array_string(const tp_gguf_array *a, size_t i);
 /* A numeric or bool value given as TYPE and its bits (tp_gguf_kv.bits, tp_gguf_array_bits)

@@ -1,5 +1,5 @@
 /* tensorplan: graph files. The graph JSON format of docs/graph.md ("Graph JSON") ("tensorplan-graph",
- * version 1) and a Graphviz DOT rendering. Part of the tensorplan_io library. */
+ * version 1) and a Graphviz DOT rendering. Part of the formats layer (src/formats). */
 #ifndef TENSORPLAN_GRAPH_IO_H
 #define TENSORPLAN_GRAPH_IO_H
 

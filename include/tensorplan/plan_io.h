@@ -1,5 +1,5 @@
 /* tensorplan: plan files. The plan JSON format of docs/allocator.md ("Plan JSON") ("tensorplan-plan",
- * version 1), written from an allocator's current plan. Part of the tensorplan_io library.
+ * version 1), written from an allocator's current plan. Part of the formats layer (src/formats).
  *
  * Buffer ids are the pools' own ids. In the arena strategy every node window of a backend
  * lies in that backend's one arena buffer (its pool id; 0 on a fresh allocator only when

@@ -169,6 +169,21 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report);
 
+/* The per-tensor constraints of options (alignments and gaps) checked once, so that any
+ * placement can be tested pair by pair against them: a solution checker's view of the rule
+ * that tp_plan_offsets_ex plans by (docs/planner.md, "Alignment and gaps"). create refuses
+ * what tp_plan_offsets_ex refuses (TP_ERR_INVALID naming the tensor or gap, TP_ERR_OVERFLOW);
+ * tensors must outlive the object. */
+typedef struct tp_plan_constraints tp_plan_constraints;
+tp_status tp_plan_constraints_create(const tp_tensor_lifetime *tensors, size_t count,
+                                     const tp_plan_options *options, tp_plan_constraints **out);
+void tp_plan_constraints_destroy(tp_plan_constraints *c);
+
+/* 1 when tensors i and j (of non-zero size) may sit at offsets oi and oj: at every node both
+ * are live, the bytes each uses there (its whole size, or its gap window) do not meet. */
+int tp_plan_constraints_compatible(const tp_plan_constraints *c, size_t i, size_t oi, size_t j,
+                                   size_t oj);
+
 #ifdef __cplusplus
 }
 #endif

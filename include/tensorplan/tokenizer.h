@@ -96,6 +96,11 @@ int32_t tp_tokenizer_eos(const tp_tokenizer *tok);   /* -1 when none */
 int tp_tokenizer_add_bos(const tp_tokenizer *tok);
 int tp_tokenizer_add_eos(const tp_tokenizer *tok);
 
+/* The token text by which a byte-level BPE vocabulary spells byte b (the byte table of
+ * docs/tokenizer.md: b as the UTF-8 text of its code point, 1 or 2 bytes), NUL-terminated in
+ * out; returns its length. */
+size_t tp_bpe_byte_text(uint8_t b, char out[3]);
+
 #ifdef __cplusplus
 }
 #endif

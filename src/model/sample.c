@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "model/splitmix.h"
-#include "tensorplan/decode.h"
+#include "tensorplan/session.h"
 
 typedef struct cand {
     float logit; /* NaN read as -infinity */
