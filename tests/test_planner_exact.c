@@ -697,6 +697,47 @@ static void test_a_passed_deadline_ends_the_search_setup(void **state)
     free(off);
 }
 
+/* The search keeps its stack on the heap: 10,000 buffers (once above its limit of 4,096,
+ * when the recursion ran on the C stack) in a chain, buffer i live at nodes i and i + 1, so
+ * that every placement is one level deeper. The least arena is the largest sum of two
+ * neighbours (the even buffers at 0, each odd one on the taller of its two neighbours), the
+ * limit given; the plan found is checked pairwise. A deadline that has passed ends a search
+ * of that size too. */
+static void test_ten_thousand_buffers_in_a_chain_are_searched(void **state)
+{
+    (void)state;
+    rng.state = 4097;
+    const size_t n = sanitized() ? 6000 : 10000;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off);
+    size_t least = 0;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (tp_tensor_lifetime){ 1 + below(1000), i, i + 1 };
+        if (i > 0 && t[i - 1].size + t[i].size > least)
+            least = t[i - 1].size + t[i].size;
+    }
+    tp_exact_params p;
+    memset(&p, 0, sizeof p);
+    p.limit = least;
+    p.start = tp_clock_seconds();
+    p.node_limit = 10 * n;
+    tp_exact_result res;
+    assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.found);
+    assert_true(res.arena <= least);
+    tpt_assert_sound_offsets(t, n, off, res.arena, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_true(off[i] + t[i].size <= least);
+
+    p.node_limit = 0;
+    p.deadline = p.start;
+    assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.timed_out);
+    assert_false(res.complete);
+    free(t);
+    free(off);
+}
+
 /* Several searches at once must each give what they give alone (the search keeps no state
  * outside its call). Threads start together, so their setups overlap. */
 typedef struct search_job {
@@ -819,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_the_search_deadline_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_the_time_limit_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_a_passed_deadline_ends_the_search_setup),
+        cmocka_unit_test(test_ten_thousand_buffers_in_a_chain_are_searched),
         cmocka_unit_test(test_concurrent_searches_equal_sequential_ones),
         cmocka_unit_test(test_exact_reaches_the_peak_on_every_g1_instance),
     };

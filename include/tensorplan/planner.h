@@ -163,8 +163,9 @@ void tp_plan_options_init(tp_plan_options *options);
  * it runs out before the first greedy pass has placed every tensor there is no plan: the call
  * returns TP_ERR_TIMEOUT ("time limit ... reached" in the message, report->timed_out set,
  * offsets 0); otherwise it returns the best complete plan so far. The
- * exact search handles up to 4,096 tensors of non-zero size; above that TP_PLAN_EXACT returns
- * the portfolio's plan, not proven. The algorithm: docs/exact-solver.md. */
+ * exact search has no limit on the number of tensors beyond its conflict lists (2^26 pairs;
+ * above that TP_PLAN_EXACT returns the portfolio's plan, not proven). The algorithm:
+ * docs/exact-solver.md. */
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report);
