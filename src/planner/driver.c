@@ -39,11 +39,11 @@ static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t coun
     if (st != TP_OK)
         return st;
     rep->nodes_explored += xr->nodes;
-    if (xr->found) {
+    if (xr->found || (xr->repaired && xr->arena < *best)) {
         if (count > 0)
             memcpy(offsets, trial, count * sizeof *offsets);
         *best = xr->arena;
-        rep->method = "exact search";
+        rep->method = xr->found ? "exact search" : "exact search, deepest placement repaired";
         rep->strategy = TP_PLAN_EXACT;
     }
     return TP_OK;

@@ -64,6 +64,11 @@ typedef struct ex {
     size_t *floor, *rem;
     size_t *y, *lb, *pos, *best_pos;
     unsigned char *placed;
+    /* The deepest placement the search reached (most buffers placed on one path), kept for
+     * ex_repair when no plan within the limit is found. */
+    size_t depth, deep_depth;
+    size_t *deep_pos;
+    unsigned char *deep_placed;
     ex_trail *trail;
     size_t tn, tcap;
     uint32_t *cand;
@@ -171,6 +176,11 @@ static int place(ex *e, uint32_t c, size_t Y)
     int ok = 1;
     e->placed[c] = 1;
     e->pos[c] = Y;
+    if (++e->depth > e->deep_depth) { /* at most m times a search: O(m^2) in all */
+        e->deep_depth = e->depth;
+        memcpy(e->deep_placed, e->placed, e->m);
+        memcpy(e->deep_pos, e->pos, e->m * sizeof *e->pos);
+    }
     for (size_t s = b->s0; s <= b->s1; s++) {
         if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
             return 0;
@@ -203,6 +213,7 @@ static void unplace(ex *e, uint32_t c)
     for (size_t s = b->s0; s <= b->s1; s++)
         e->rem[s] += b->size;
     e->placed[c] = 0;
+    e->depth--;
 }
 
 static int poll_budget(ex *e)
@@ -748,6 +759,8 @@ static void ex_free(ex *e)
     free(e->pos);
     free(e->best_pos);
     free(e->placed);
+    free(e->deep_placed);
+    free(e->deep_pos);
     free(e->trail);
     free(e->cand);
     free(e->scope);
@@ -795,6 +808,10 @@ static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t cou
     e->pos = calloc(m, sizeof *e->pos);
     e->best_pos = calloc(m, sizeof *e->best_pos);
     e->placed = calloc(m, 1);
+    e->deep_placed = calloc(m, 1);
+    e->deep_pos = calloc(m, sizeof *e->deep_pos);
+    if (e->deep_placed == NULL || e->deep_pos == NULL)
+        return SETUP_NOMEM;
     e->ov_start = calloc(m + 1, sizeof *e->ov_start);
     e->scope = calloc(m, sizeof *e->scope);
     e->by_s0 = malloc(m * sizeof *e->by_s0);
@@ -1007,6 +1024,87 @@ static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t
     return ex_decide(e, complete);
 }
 
+/* A buffer left out of the deepest placement; sorted larger first, then by index. */
+typedef struct repair_item {
+    size_t size;
+    uint32_t i;
+} repair_item;
+
+static int repair_larger_first(const void *pa, const void *pb)
+{
+    const repair_item *a = pa, *b = pb;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static int by_pos_start(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The lowest offset (a multiple of align) at which size bytes clear every interval
+ * iv[0..n) = {start, end} (sorted here); SIZE_MAX when it would overflow. */
+static size_t first_fit(size_t (*iv)[2], size_t n, size_t size, size_t align)
+{
+    qsort(iv, n, sizeof *iv, by_pos_start);
+    size_t y = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (iv[k][1] <= y)
+            continue;
+        if (iv[k][0] >= y && iv[k][0] - y >= size)
+            break;
+        y = round_up(iv[k][1], align);
+        if (y < iv[k][1])
+            return SIZE_MAX;
+    }
+    return y > SIZE_MAX - size ? SIZE_MAX : y;
+}
+
+/* When the search found no plan within its limit: the deepest placement it reached, with
+ * the buffers it left out placed one by one (larger first) at the lowest offset clear of
+ * every placed buffer they meet. *arena receives the plan's top (SIZE_MAX: no plan), pos_out
+ * the positions. Sharing no byte with a buffer it meets holds by construction. */
+static int ex_repair(ex *e, size_t *pos_out, size_t *arena)
+{
+    const size_t m = e->m;
+    *arena = SIZE_MAX;
+    repair_item *rest = malloc(m * sizeof *rest);
+    unsigned char *have = malloc(m);
+    size_t (*iv)[2] = malloc(m * sizeof *iv);
+    int ok = rest != NULL && have != NULL && iv != NULL;
+    size_t n_rest = 0, top = 0;
+    if (ok) {
+        memcpy(have, e->deep_placed, m);
+        memcpy(pos_out, e->deep_pos, m * sizeof *pos_out);
+        for (uint32_t i = 0; i < m; i++)
+            if (!have[i])
+                rest[n_rest++] = (repair_item){ e->b[i].size, i };
+        qsort(rest, n_rest, sizeof *rest, repair_larger_first);
+    }
+    for (size_t r = 0; ok && r < n_rest; r++) {
+        const uint32_t c = rest[r].i;
+        size_t n = 0;
+        for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)
+            if (have[e->ov[k]]) {
+                iv[n][0] = pos_out[e->ov[k]];
+                iv[n++][1] = pos_out[e->ov[k]] + e->b[e->ov[k]].size;
+            }
+        pos_out[c] = first_fit(iv, n, e->b[c].size, e->b[c].align);
+        ok = pos_out[c] != SIZE_MAX;
+        have[c] = 1;
+    }
+    for (size_t i = 0; ok && i < m; i++)
+        top = pos_out[i] + e->b[i].size > top ? pos_out[i] + e->b[i].size : top;
+    if (ok)
+        *arena = top;
+    free(rest);
+    free(have);
+    free(iv);
+    return rest != NULL && have != NULL && iv != NULL;
+}
+
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result)
@@ -1043,7 +1141,17 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     result->timed_out = e.timed_out;
     result->complete = complete;
     result->nodes = e.nodes;
-    if (e.found) {
+    size_t repaired = SIZE_MAX;
+    if (!e.found && e.deep_depth > 0 && !ex_repair(&e, e.best_pos, &repaired)) {
+        ex_free(&e);
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+    }
+    if (!e.found && repaired != SIZE_MAX &&
+        (params->known_best == 0 || repaired < params->known_best)) {
+        result->repaired = 1;
+        result->arena = repaired;
+    }
+    if (e.found || result->repaired) {
         for (size_t i = 0; i < count; i++)
             offsets[i] = 0;
         for (size_t k = 0; k < m; k++)

@@ -265,9 +265,14 @@ typedef struct tp_exact_result {
     int complete;               /* the whole search space was explored                   */
     int timed_out;
     unsigned long long nodes;
+    /* no plan within the limit, but offsets hold one with a smaller arena than
+     * params->known_best (or any, when it is 0): the deepest placement the search reached,
+     * the rest placed lowest first (arena in .arena; nothing proven) */
+    int repaired;
 } tp_exact_result;
 
-/* offsets[count] receives the best plan found (untouched when none). Lifetimes checked. */
+/* offsets[count] receives the best plan found, or the repaired one (untouched when
+ * neither). Lifetimes checked. */
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
