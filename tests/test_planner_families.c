@@ -160,7 +160,7 @@ static void test_heavy_overlap_across_4_gib_gives_the_plain_offsets(void **state
     for (int big = 0; big < 2; big++) {
         for (size_t i = 0; i < n; i++) {
             const size_t first = below(n), len = below(n / 4 + 1);
-            const size_t size = big ? ((size_t)1 << 24) + 64 * below(1 << 12) : pow2_size();
+            const size_t size = big ? ((size_t)1 << 25) + 64 * below(1 << 12) : pow2_size();
             t[i] = (tp_tensor_lifetime){ size, first, first + len };
         }
         size_t *off = malloc(n * sizeof *off), arena = 0;
