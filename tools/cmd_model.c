@@ -13,6 +13,7 @@
 #include "tensorplan/gguf.h"
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/model.h"
+#include "tensorplan/model_family.h"
 #include "tensorplan/plan_html.h"
 
 
@@ -54,26 +55,17 @@ void tp_help_model(FILE *out)
         out);
 }
 
-/* Parameters of the f32 weights of a built-in config (the tensors model.h names). */
+/* Parameters of the f32 weights of a built-in config: every tensor of the table
+ * (tensorplan/model_family.h) whose group the config's flags ask for. */
 static size_t weight_params(const tp_model_config *c)
 {
-    size_t ne = (size_t)c->n_embd, q = (size_t)(c->n_head * c->head_dim);
-    size_t kv = (size_t)(c->n_head_kv * c->head_dim), nf = (size_t)c->n_ff;
-    size_t layer = ne                                   /* attn_norm        */
-                   + ne * q + ne * kv * 2               /* q, k, v matrices */
-                   + (c->qkv_bias ? q + 2 * kv : 0)     /* their biases     */
-                   + q * ne                             /* attn_output      */
-                   + (c->attn_out_bias ? ne : 0)        /* its bias         */
-                   + ne                                 /* ffn_norm         */
-                   + 3 * ne * nf                        /* gate, up, down   */
-                   + (c->ffn_bias ? 2 * nf + ne : 0);   /* their biases     */
-    size_t total = (size_t)c->vocab * ne + (size_t)c->n_layer * layer + ne;
-    if (!c->tied_embeddings)
-        total += (size_t)c->vocab * ne;
-    if (c->output_bias)
-        total += (size_t)c->vocab;
-    if (c->rope_freqs)
-        total += (size_t)c->head_dim / 2;
+    size_t n = 0, total = 0;
+    const tp_model_tensor *t = tp_model_tensors(&n);
+    for (size_t i = 0; i < n; i++)
+        if (tp_model_group_present(c, t[i].group))
+            total += (size_t)tp_model_tensor_dim(c, t[i].ne0) *
+                     (size_t)tp_model_tensor_dim(c, t[i].ne1) *
+                     (size_t)(t[i].per_layer ? c->n_layer : 1);
     return total;
 }
 
