@@ -1065,7 +1065,10 @@ static size_t first_fit(size_t (*iv)[2], size_t n, size_t size, size_t align)
 /* When the search found no plan within its limit: the deepest placement it reached, with
  * the buffers it left out placed one by one (larger first) at the lowest offset clear of
  * every placed buffer they meet. *arena receives the plan's top (SIZE_MAX: no plan), pos_out
- * the positions. Sharing no byte with a buffer it meets holds by construction. */
+ * the positions. Sharing no byte with a buffer it meets holds by construction. It costs up
+ * to O(m^2 log m) on dense problems, so past the time limit it gets a grace of 20 ms, after
+ * which it gives up (no plan). Returns 0 when out of memory. */
+#define EX_REPAIR_GRACE 0.02
 static int ex_repair(ex *e, size_t *pos_out, size_t *arena)
 {
     const size_t m = e->m;
@@ -1084,6 +1087,11 @@ static int ex_repair(ex *e, size_t *pos_out, size_t *arena)
         qsort(rest, n_rest, sizeof *rest, repair_larger_first);
     }
     for (size_t r = 0; ok && r < n_rest; r++) {
+        if ((r & 31u) == 31u && e->deadline > 0 &&
+            tp_clock_seconds() > e->deadline + EX_REPAIR_GRACE) {
+            ok = 0; /* no plan: the time is up */
+            break;
+        }
         const uint32_t c = rest[r].i;
         size_t n = 0;
         for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)

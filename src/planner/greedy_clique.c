@@ -1,6 +1,7 @@
-/* Two shortcuts of tp_greedy_place that keep its offsets (docs/planner.md, "How the greedy
- * runs"): inputs in which every tensor is live when every other one is (a clique), and the
- * common granule of the sizes, by which the address-ordered scan can count addresses. */
+/* Two shortcuts of tp_greedy_place that keep its offsets (docs/planner.md, "Semantics": how
+ * the greedy runs): inputs in which every tensor is live when every other one is (a
+ * clique), and the common granule of the sizes, by which the address-ordered scan can count
+ * addresses. */
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
