@@ -800,7 +800,7 @@ static void search_once(search_job *j)
     memset(&p, 0, sizeof p);
     p.limit = j->limit;
     p.minimise = 1;
-    p.node_limit = 3000;
+    p.node_limit = 20000; /* the first plan within it; the dominance rule may delay it */
     memset(j->off, 0, sizeof j->off);
     j->st = tp_exact_search(j->t, j->n, &p, j->off, &j->res);
 }

@@ -32,8 +32,8 @@
 
 /* Buffers are named by 32-bit indices in the search's lists. */
 #define EX_MAX_BUFFERS (UINT32_MAX - 1u)
-#define EX_ORDERS 9
-#define EX_FIRST_RUN 2000ULL
+#define EX_ORDERS (3 * EX_NORD)
+#define EX_FIRST_RUN 500ULL
 #define EX_MAX_OVERLAPS ((size_t)1 << 26)
 /* Inner-loop steps between two reads of the clock, about a millisecond. Nodes are not a
  * measure of time: one node of a wide instance scans thousands of lists, so a clock read
@@ -45,6 +45,8 @@ typedef struct ex_buf {
     size_t s0, s1; /* sections covered, inclusive */
     size_t id;     /* index in the caller's array */
     size_t align;  /* its offset a multiple of it (the call's and its own, combined) */
+    size_t width;  /* lifetime in steps */
+    size_t total;  /* the largest load (bytes to place) of its sections before the search */
 } ex_buf;
 
 enum { TR_Y = 0, TR_FLOOR = 1, TR_LB = 2 };
@@ -246,27 +248,56 @@ static int setup_past_deadline(const ex *e, size_t row)
     return (row & 63u) == 0 && e->deadline > 0 && tp_clock_seconds() >= e->deadline;
 }
 
-/* Candidate order: longer-lived first, then larger, then input order. A long tensor placed low
- * leaves one flat floor under many sections, and a fixed order keeps the search
+static size_t sat_mul(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+/* One key of a candidate order: whether it decides between a and b, and how (*first: a
+ * comes first). W lifetime in steps, A size x W, T the largest load of its sections, Z size,
+ * S sections covered, R size x sections. Larger first for every key. */
+static int cand_key(const ex_buf *a, const ex_buf *b, char key, int *first)
+{
+    size_t x, y;
+    if (key == 'W') {
+        x = a->width;
+        y = b->width;
+    } else if (key == 'A') {
+        x = sat_mul(a->width, a->size);
+        y = sat_mul(b->width, b->size);
+    } else if (key == 'T') {
+        x = a->total;
+        y = b->total;
+    } else if (key == 'Z') {
+        x = a->size;
+        y = b->size;
+    } else if (key == 'S') {
+        x = a->s1 - a->s0;
+        y = b->s1 - b->s0;
+    } else {
+        x = sat_mul(a->s1 - a->s0 + 1, a->size);
+        y = sat_mul(b->s1 - b->s0 + 1, b->size);
+    }
+    if (x == y)
+        return 0;
+    *first = x > y;
+    return 1;
+}
+
+/* The candidate orders the runs rotate through, keys in decreasing priority, ties broken by
+ * index. A long tensor placed low leaves one flat floor under many sections; one in the
+ * most loaded section decides the tightest place first; a fixed order keeps the search
  * deterministic. */
+static const char *const ex_orders[] = { "SZ", "ZS", "R", "WAT", "TAW", "TWA" };
+#define EX_NORD (sizeof ex_orders / sizeof ex_orders[0])
+
 static int cand_before(const ex *e, uint32_t x, uint32_t y)
 {
     const ex_buf *a = &e->b[x], *b = &e->b[y];
-    size_t la = a->s1 - a->s0, lb = b->s1 - b->s0;
-    if (e->order == 1) {
-        if (a->size != b->size)
-            return a->size > b->size;
-        if (la != lb)
-            return la > lb;
-    } else if (e->order == 2) {
-        size_t aa = a->size * (la + 1), ab = b->size * (lb + 1);
-        if (aa != ab)
-            return aa > ab;
-    } else {
-        if (la != lb)
-            return la > lb;
-        if (a->size != b->size)
-            return a->size > b->size;
+    for (const char *key = ex_orders[e->order]; *key != '\0'; key++) {
+        int first;
+        if (cand_key(a, b, *key, &first))
+            return first;
     }
     return x < y;
 }
@@ -337,6 +368,7 @@ typedef struct ex_node {
     size_t Y;   /* lowest offset at which some buffer of the list may land next */
     size_t slo, shi; /* the sections the list covers (slo == SIZE_MAX: empty list) */
     size_t low; /* the lowest landing offset of all */
+    size_t hat; /* the lowest top of a buffer dropped onto its skyline (y + size) */
 } ex_node;
 
 /* Copies the unplaced buffers of `scope` among pool[from..from+from_n) to a fresh stretch of
@@ -365,8 +397,12 @@ static int scan_landings(ex *e, const uint32_t *list, size_t n, size_t ylast, ex
     nd->slo = SIZE_MAX;
     nd->shi = 0;
     nd->low = SIZE_MAX;
+    nd->hat = SIZE_MAX;
     for (size_t k = 0; k < n; k++) {
         const uint32_t i = list[k];
+        const size_t top = e->y[i] > SIZE_MAX - e->b[i].size ? SIZE_MAX : e->y[i] + e->b[i].size;
+        if (top < nd->hat)
+            nd->hat = top;
         size_t at = e->y[i] > e->lb[i] ? e->y[i] : e->lb[i];
         if (at < ylast)
             at = ylast;
@@ -434,6 +470,11 @@ static void reset_sections(ex *e, const ex_node *nd)
 static int node_feasible(ex *e, const uint32_t *list, size_t n, size_t ylast, ex_node *nd)
 {
     int ok = scan_landings(e, list, n, ylast, nd);
+    /* Dominance: a buffer whose top on its skyline is at most Y could drop below everything
+     * placed from here on, so every plan below this node leaves a gap under it and its
+     * dropped plan is reached elsewhere. */
+    if (ok && nd->Y != SIZE_MAX && nd->Y >= nd->hat)
+        ok = 0;
     if (ok && nd->Y != SIZE_MAX)
         ok = sections_fit(e, list, n, nd);
     reset_sections(e, nd);
@@ -842,6 +883,8 @@ static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t cou
         const tp_tensor_lifetime *t = &tensors[e->b[k].id];
         e->b[k].s0 = section_index(sec, n_sec, t->first_use);
         e->b[k].s1 = section_index(sec, n_sec, t->last_use);
+        e->b[k].width = t->last_use - t->first_use; /* steps, less one */
+        e->b[k].width += e->b[k].width < SIZE_MAX;
     }
     return SETUP_OK;
 }
@@ -930,6 +973,12 @@ static int ex_fill_sections(ex *e, int *feasible)
     for (size_t s = 0; s < e->n_sec && *feasible; s++)
         if (e->rem[s] > e->limit)
             *feasible = 0;
+    for (size_t k = 0; k < e->m; k++) {
+        e->b[k].total = 0;
+        for (size_t s = e->b[k].s0; s <= e->b[k].s1; s++)
+            if (e->rem[s] > e->b[k].total)
+                e->b[k].total = e->rem[s];
+    }
     return SETUP_OK;
 }
 
@@ -941,8 +990,8 @@ static int ex_fill_sections(ex *e, int *feasible)
  * there is no plan. */
 static void ex_start_run(ex *e, unsigned long long run)
 {
-    e->order = (int)(run % 3);
-    e->bl = (int)((run / 3) % 3);
+    e->order = (int)(run % EX_NORD);
+    e->bl = (int)((run / EX_NORD) % 3);
     e->rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
     unsigned long long budget = luby(run + 1);
     e->run_end = budget >= (1ULL << 40) ? 0 : e->nodes + EX_FIRST_RUN * budget;
