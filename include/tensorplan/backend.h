@@ -12,9 +12,10 @@
 #define TENSORPLAN_BACKEND_H
 
 #include <stddef.h>
-#include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,19 +104,19 @@ typedef struct tp_backend {
 
 /* The two host-memory backends. Both pools live in host memory; `queued` defers execution
  * to synchronize() like a GPU command buffer. */
-tp_status tp_backend_create_cpu(tp_backend **out);
-tp_status tp_backend_create_queued(tp_backend **out);
+TP_API tp_status tp_backend_create_cpu(tp_backend **out);
+TP_API tp_status tp_backend_create_queued(tp_backend **out);
 
 /* --- host pool: shared by every backend whose buffers live in host memory ------------- */
 
-tp_status tp_host_pool_create(tp_host_pool **out);
-void tp_host_pool_destroy(tp_host_pool *pool);
+TP_API tp_status tp_host_pool_create(tp_host_pool **out);
+TP_API void tp_host_pool_destroy(tp_host_pool *pool);
 /* Creates a backend with id, name and every pool operation bound to a new host pool;
  * execute_node and synchronize refuse (TP_ERR_INVALID) and supports_op says no until the
  * caller sets them. destroy frees the pool and b; a backend that sets impl must set its own
  * destroy and call tp_backend_destroy_host from it. */
-tp_status tp_backend_create_host(int id, const char *name, tp_backend **out);
-void tp_backend_destroy_host(tp_backend *b);
+TP_API tp_status tp_backend_create_host(int id, const char *name, tp_backend **out);
+TP_API void tp_backend_destroy_host(tp_backend *b);
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,11 @@
 #define TENSORPLAN_EXEC_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "tensorplan/alloc.h"
+#include "tensorplan/api.h"
+#include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 #include "tensorplan/weights.h"
 
 #ifdef __cplusplus
@@ -39,12 +41,12 @@ typedef struct tp_exec_stats {
     double seconds;
 } tp_exec_stats;
 
-tp_exec_options tp_exec_options_default(void);
+TP_API tp_exec_options tp_exec_options_default(void);
 
 /* Executes graph, which must be alloc's current plan. weights supplies mul_mat, rms_norm
  * and embedding tensors by name. stats may be NULL. */
-tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
-                     const tp_exec_options *options, tp_exec_stats *stats);
+TP_API tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
+                            const tp_exec_options *options, tp_exec_stats *stats);
 
 /* --- the trace (docs/backends.md, "Observability") ---------------------------------------------------
  * A JSON file: {"format": "tensorplan-trace", "version": 1, "runs": [ ... ]}, one run per
@@ -54,10 +56,10 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
  * with "host_filled": true and their integer values when they are i32. */
 #define TP_TRACE_SAMPLE 16
 
-tp_status tp_trace_open(const char *path, tp_trace **out);
+TP_API tp_status tp_trace_open(const char *path, tp_trace **out);
 /* Finishes the JSON document and closes the file; NULL is a no-op. */
-tp_status tp_trace_close(tp_trace *trace);
-size_t tp_trace_runs(const tp_trace *trace);
+TP_API tp_status tp_trace_close(tp_trace *trace);
+TP_API size_t tp_trace_runs(const tp_trace *trace);
 
 #ifdef __cplusplus
 }

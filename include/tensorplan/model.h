@@ -5,8 +5,10 @@
 
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/cache.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 #include "tensorplan/weights.h"
 
 #ifdef __cplusplus
@@ -44,9 +46,9 @@ typedef struct tp_model_config {
 } tp_model_config;
 
 /* Built-in configs: "qwen2.5-0.5b" (the real shapes) and "tiny" (3 layers, small widths). */
-tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
+TP_API tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
 /* Comma-separated names of the built-in configs, for help texts. */
-const char *tp_model_builtin_names(void);
+TP_API const char *tp_model_builtin_names(void);
 
 /* Weight names follow GGUF: token_embd.weight, output_norm.weight, output.weight (absent when
  * tied), output.bias, rope_freqs.weight, blk.L.attn_norm.weight,
@@ -58,15 +60,15 @@ const char *tp_model_builtin_names(void);
  * family) for params (n_tokens, n_out, n_ctx), then
  * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
  * fuses SwiGLU. The caller destroys *out. */
-tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
-                               tp_graph **out);
+TP_API tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
+                                      tp_graph **out);
 
 /* Creates every tensor a config needs (the optional biases, output.weight and rope_freqs.weight
  * when its flags ask for them), as owned f32, filled deterministically from seed: matrices
  * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
  * A tensor's values depend only on (seed, its name), not on creation order. */
-tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
-                                 tp_weights **out);
+TP_API tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
+                                        tp_weights **out);
 
 #ifdef __cplusplus
 }

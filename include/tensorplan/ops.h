@@ -6,6 +6,7 @@
 #ifndef TENSORPLAN_OPS_H
 #define TENSORPLAN_OPS_H
 
+#include "tensorplan/api.h"
 #include "tensorplan/graph.h"
 
 #ifdef __cplusplus
@@ -24,10 +25,10 @@ typedef struct tp_op_info {
 } tp_op_info;
 
 /* The row of op; NULL when op is out of range. */
-const tp_op_info *tp_op_info_of(tp_op op);
+TP_API const tp_op_info *tp_op_info_of(tp_op op);
 /* The kv_region and uses_kv columns; 0 for an op out of range. */
-int tp_op_is_kv_region(tp_op op);
-int tp_op_uses_kv(tp_op op);
+TP_API int tp_op_is_kv_region(tp_op op);
+TP_API int tp_op_uses_kv(tp_op op);
 
 #ifdef __cplusplus
 }

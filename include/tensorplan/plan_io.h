@@ -8,6 +8,8 @@
 #define TENSORPLAN_PLAN_IO_H
 
 #include "tensorplan/alloc.h"
+#include "tensorplan/api.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,9 +17,9 @@ extern "C" {
 
 /* The JSON text of the allocator's current plan (refused when it has none). Deterministic
  * except stats.plan_seconds. *out is NUL-terminated; the caller frees it with free(). */
-tp_status tp_plan_to_json(const tp_allocator *alloc, char **out);
+TP_API tp_status tp_plan_to_json(const tp_allocator *alloc, char **out);
 /* Writes it to a file; nothing is written when refused. */
-tp_status tp_plan_save_json(const tp_allocator *alloc, const char *path);
+TP_API tp_status tp_plan_save_json(const tp_allocator *alloc, const char *path);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef TENSORPLAN_STATUS_H
 #define TENSORPLAN_STATUS_H
 
+#include "tensorplan/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -20,8 +22,8 @@ typedef enum tp_status {
     TP_ERR_INFEASIBLE /* no solution exists within the given limits                 */
 } tp_status;
 
-const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */
-const char *tp_last_error(void);                /* message of this thread's last failure */
+TP_API const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */
+TP_API const char *tp_last_error(void);                /* message of this thread's last failure */
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/model.h"
 #include "tensorplan/status.h"
 
@@ -28,8 +29,8 @@ typedef struct tp_gguf_test_model {
  * tp_weights_init_random(config, seed) converted to their types, and a vocabulary of exactly
  * config->vocab tokens synthesised for the tokenizer kind (byte tokens, merges or scored
  * pieces, and special tokens), so that a test can run the whole path from a file. */
-tp_status tp_gguf_write_test_model(const char *path, const tp_model_config *config,
-                                   const tp_gguf_test_model *how);
+TP_API tp_status tp_gguf_write_test_model(const char *path, const tp_model_config *config,
+                                          const tp_gguf_test_model *how);
 
 #ifdef __cplusplus
 }

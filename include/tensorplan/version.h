@@ -7,6 +7,8 @@
 #ifndef TENSORPLAN_VERSION_H
 #define TENSORPLAN_VERSION_H
 
+#include "tensorplan/api.h"
+
 #define TP_VERSION_MAJOR 0
 #define TP_VERSION_MINOR 1
 #define TP_VERSION_PATCH 0
@@ -20,7 +22,7 @@ extern "C" {
 #endif
 
 /* The library's TP_VERSION_STRING, a static string. */
-const char *tp_version(void);
+TP_API const char *tp_version(void);
 
 #ifdef __cplusplus
 }
