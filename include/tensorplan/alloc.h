@@ -1,5 +1,20 @@
 /* tensorplan: the graph allocator (docs/allocator.md).
  *
+ * Example, given a graph with an output, `const tp_graph *graph` (graph.h):
+ *
+ *     tp_allocator *alloc;
+ *     tp_bufref out;
+ *     if (tp_allocator_create_host(&alloc) != TP_OK)
+ *         return 1;
+ *     tp_alloc_options options = tp_alloc_options_default();
+ *     options.strategy = TP_STRATEGY_ARENA;
+ *     tp_status st = tp_alloc_graph(alloc, graph, &options);
+ *     if (st == TP_OK && tp_alloc_node_buffer(alloc, graph->outputs[0], &out))
+ *         printf("output: buffer %zu, elements %zu + %zu\n", out.id, out.offset, out.len);
+ *     // then fill the inputs (tp_alloc_fill_input) and run it (tp_execute, exec.h)
+ *     tp_allocator_destroy(alloc);                   // the backends, their pools and the plan
+ *     return st == TP_OK ? 0 : 1;
+ *
  * The allocator owns the backends (and so their pools), the persistent regions (the KV
  * cache: kv.L.k and kv.L.v per layer) and the current graph's plan: which window of which
  * pool buffer holds each node's output. tp_alloc_graph walks a finished graph once in

@@ -1,5 +1,20 @@
 /* tensorplan: the backend interface.
  *
+ * Example:
+ *
+ *     tp_backend *cpu;
+ *     size_t id;
+ *     float in[4] = {1, 2, 3, 4}, out[4];
+ *     if (tp_backend_create_cpu(&cpu) != TP_OK)
+ *         return 1;
+ *     tp_status st = cpu->alloc(cpu, 4, &id);        // a zeroed buffer of 4 floats
+ *     if (st == TP_OK)
+ *         st = cpu->write_window(cpu, id, 0, in, 4);
+ *     if (st == TP_OK)
+ *         st = cpu->read_window(cpu, id, 0, out, 4); // the same bits as in
+ *     cpu->destroy(cpu);                             // the pool and the backend
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A backend owns a pool of f32 buffers and executes nodes. Everything the allocator and the
  * scheduler need from it is behind the function pointers of tp_backend, so a real device
  * backend (CUDA, Metal) can be added without touching either.

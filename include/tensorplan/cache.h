@@ -1,5 +1,27 @@
 /* tensorplan: the graph cache (docs/allocator.md, "The graph cache").
  *
+ * Example, given the parameters of the graph wanted, `const tp_graph_params *params`:
+ *
+ *     tp_allocator *alloc;
+ *     tp_graph_cache *cache;
+ *     int reused;
+ *     if (tp_allocator_create_host(&alloc) != TP_OK)
+ *         return 1;
+ *     if (tp_graph_cache_create(alloc, 0, NULL, &cache) != TP_OK) {
+ *         tp_allocator_destroy(alloc);               // still the caller's on failure
+ *         return 1;
+ *     }
+ *     tp_status st = tp_graph_cache_try_reuse(cache, params, &reused);
+ *     if (st == TP_OK && !reused) {
+ *         tp_graph *graph;                           // built for params (model.h)
+ *         if ((st = tp_graph_create(&graph)) == TP_OK &&
+ *             (st = tp_graph_cache_replace_graph(cache, graph, params)) != TP_OK)
+ *             tp_graph_destroy(graph);               // the cache owns it only on success
+ *     }
+ *     // then fill the inputs and run (exec.h) on tp_graph_cache_allocator(cache)
+ *     tp_graph_cache_destroy(cache);                 // its graphs and the allocator
+ *     return st == TP_OK ? 0 : 1;
+ *
  * The cache holds up to TP_GRAPH_CACHE_MAX planned graphs (most recent first), the params
  * each was built for, and the allocator. The allocator outlives every graph, so the KV
  * regions survive prefill -> decode and fusion-toggle rebuilds with zero copies. The reuse

@@ -1,5 +1,20 @@
 /* tensorplan: MiniMalloc CSV problems and solutions.
  *
+ * Example:
+ *
+ *     tp_csv_table problem;
+ *     size_t arena;
+ *     if (tp_csv_read("problem.csv", 0, &problem) != TP_OK)
+ *         return 1;                                   // "problem.csv:3: expected ..."
+ *     size_t *offsets = calloc(problem.count + 1, sizeof *offsets);
+ *     tp_status st = offsets ? tp_plan_offsets(problem.tensors, problem.count, offsets, &arena)
+ *                            : TP_ERR_NOMEM;
+ *     if (st == TP_OK)
+ *         st = tp_csv_write_solution("solution.csv", &problem, offsets);
+ *     free(offsets);
+ *     tp_csv_free(&problem);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * The de facto exchange format of static memory allocation (google/minimalloc):
  *
  *     id,lower,upper,size[,alignment][,gaps][,offset]

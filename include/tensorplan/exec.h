@@ -1,5 +1,21 @@
 /* tensorplan: the scheduler (docs/backends.md, "The scheduler") and the execution trace.
  *
+ * Example, given an allocator `tp_allocator *alloc` whose current plan is for
+ * `const tp_graph *graph`, its inputs filled (alloc.h), and `const tp_weights *weights`:
+ *
+ *     tp_trace *trace;
+ *     tp_exec_stats stats;
+ *     if (tp_trace_open("trace.json", &trace) != TP_OK)
+ *         return 1;
+ *     tp_exec_options options = tp_exec_options_default();
+ *     options.trace = trace;                         // NULL: no trace
+ *     tp_status st = tp_execute(alloc, graph, weights, &options, &stats);
+ *     if (tp_trace_close(trace) != TP_OK && st == TP_OK)   // completes the JSON document
+ *         st = TP_ERR_IO;
+ *     if (st == TP_OK)
+ *         printf("%zu nodes in %zu splits\n", stats.executed, stats.splits);
+ *     return st == TP_OK ? 0 : 1;                    // outputs: tp_alloc_read (alloc.h)
+ *
  * Executes the allocator's current graph through its plan. Splits are maximal runs of
  * consecutive nodes (build order) on one backend. At a split whose backend differs from the
  * previous split's, the previous backend is synchronised and every source living on another

@@ -2,6 +2,20 @@
  * checks every header field before anything uses it, and a writer that lays files out the way
  * the reader expects. Part of the gguf layer (src/gguf).
  *
+ * Example:
+ *
+ *     tp_gguf *g;
+ *     tp_gguf_str arch;
+ *     if (tp_gguf_open("model.gguf", &g) != TP_OK)
+ *         return 1;                                  // "model.gguf: offset N: expected ..."
+ *     if (tp_gguf_get_string(g, "general.architecture", &arch) == TP_OK)
+ *         printf("%.*s\n", (int)arch.len, arch.data);   // not NUL-terminated
+ *     for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+ *         const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
+ *         printf("%s %s %zu bytes\n", t->name, tp_gguf_type_name(t->type), t->nbytes);
+ *     }
+ *     tp_gguf_close(g);                              // unmaps: pointers into the file go too
+ *
  * The reader touches only the header, the metadata and the tensor infos at open; weight bytes
  * stay in the mapping until a caller reads them through tp_gguf_tensor.data. Multi-byte values
  * in a GGUF file are little-endian; pointers into the mapping are not aligned. */

@@ -1,7 +1,27 @@
 /* tensorplan: GGUF files as models (docs/gguf.md): the model configuration read from the
  * metadata and checked against the tensor table, the weights as views of the mapping, the
  * tokenizer of the tokenizer.ggml.* keys. Part of the loader layer (docs/architecture.md);
- * test models are written by test_model.h. */
+ * test models are written by test_model.h.
+ *
+ * Example:
+ *
+ *     tp_gguf *g;
+ *     tp_model_config config;
+ *     tp_weights *weights = NULL;
+ *     tp_tokenizer *tok = NULL;
+ *     if (tp_gguf_open("model.gguf", &g) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_gguf_model_config(g, &config);
+ *     if (st == TP_OK)
+ *         st = tp_gguf_model_weights(g, &config, &weights);   // views into g's mapping
+ *     if (st == TP_OK)
+ *         st = tp_gguf_tokenizer(g, &tok);
+ *     // then a session (session.h) over config and weights, the prompt through tok
+ *     tp_tokenizer_destroy(tok);
+ *     tp_weights_destroy(weights);                   // before g, whose bytes it views
+ *     tp_gguf_close(g);
+ *     return st == TP_OK ? 0 : 1;
+ */
 #ifndef TENSORPLAN_GGUF_MODEL_H
 #define TENSORPLAN_GGUF_MODEL_H
 

@@ -1,5 +1,25 @@
 /* tensorplan: the graph IR.
  *
+ * Example:
+ *
+ *     tp_graph *g;
+ *     size_t x, y;
+ *     if (tp_graph_create(&g) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_graph_add_input(g, "x", 8, TP_DTYPE_F32, &x);
+ *     tp_node node = tp_node_init(TP_OP_SILU, "y");  // shape [1, 1, 1, 1], backend unset
+ *     node.n_src = 1;
+ *     node.src[0] = x;
+ *     node.shape[0] = 8;
+ *     if (st == TP_OK)
+ *         st = tp_graph_add_node(g, &node, &y);      // a copy: node may go now
+ *     if (st == TP_OK)
+ *         st = tp_graph_mark_output(g, y);
+ *     if (st == TP_OK)
+ *         st = tp_graph_validate(g);                 // arity, shapes, dtypes
+ *     tp_graph_destroy(g);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * Nodes live in build order: a node's id is its index, and a builder appends sources
  * before consumers, so id order is a topological order and is the execution order the
  * allocator and scheduler use. tp_graph_add_node does not itself require src < id (a

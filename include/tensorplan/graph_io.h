@@ -1,5 +1,22 @@
-/* tensorplan: graph files. The graph JSON format of docs/graph.md ("Graph JSON") ("tensorplan-graph",
- * version 1) and a Graphviz DOT rendering. Part of the formats layer (src/formats). */
+/* tensorplan: graph files. The graph JSON format of docs/graph.md ("Graph JSON";
+ * "tensorplan-graph", version 1) and a Graphviz DOT rendering. Part of the formats layer
+ * (src/formats).
+ *
+ * Example:
+ *
+ *     tp_graph *graph;
+ *     char *dot;
+ *     if (tp_graph_load_json("graph.json", &graph) != TP_OK)
+ *         return 1;                                  // "graph.json: nodes[7].src[0]: ..."
+ *     tp_status st = tp_graph_to_dot(graph, &dot);
+ *     if (st == TP_OK) {
+ *         fputs(dot, stdout);
+ *         free(dot);
+ *         st = tp_graph_save_json(graph, "copy.json");
+ *     }
+ *     tp_graph_destroy(graph);
+ *     return st == TP_OK ? 0 : 1;
+ */
 #ifndef TENSORPLAN_GRAPH_IO_H
 #define TENSORPLAN_GRAPH_IO_H
 

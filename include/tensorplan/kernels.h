@@ -1,5 +1,15 @@
 /* tensorplan: f32 compute kernels on plain arrays.
  *
+ * Example (plain arrays: nothing to create or destroy):
+ *
+ *     float W[2 * 3] = {1, 0, 0, 0, 1, 0};           // [n_out = 2][n_in = 3], row-major
+ *     float x[3] = {1, 2, 3}, y[2];
+ *     tp_kernels_set_threads(1);                     // what n_threads 0 means below
+ *     tp_status st = tp_kernel_mul_mat(W, NULL, x, 3, 2, 1, y, 0);   // y = {1, 2}
+ *     if (st == TP_OK)
+ *         st = tp_kernel_silu(y, 2, y);              // in place
+ *     return st == TP_OK ? 0 : 1;
+ *
  * Every activation is stored token-major: a tensor of shape [d, n_tokens] is n_tokens rows
  * of d floats. Integer data (token ids, positions, row ids) rides in f32 arrays as bit
  * patterns (docs/allocator.md, "Inputs"); kernels recover the integers with memcpy and never with

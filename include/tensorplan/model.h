@@ -1,5 +1,25 @@
 /* tensorplan: decoder models of the qwen2 and llama families: configs and the graph
- * builder. */
+ * builder.
+ *
+ * Example:
+ *
+ *     tp_model_config config;
+ *     tp_weights *weights;
+ *     tp_graph *graph;
+ *     tp_graph_params params = {0};
+ *     if (tp_model_config_builtin("tiny", &config) != TP_OK ||
+ *         tp_weights_init_random(&config, 42, &weights) != TP_OK)
+ *         return 1;
+ *     params.n_tokens = 8;                           // a prefill of 8 tokens
+ *     params.n_out = 1;                              // logits of the last one only
+ *     params.n_ctx = 64;
+ *     params.weights_version = tp_weights_version(weights);
+ *     tp_status st = tp_model_build_graph(&config, &params, &graph);
+ *     if (st == TP_OK)
+ *         tp_graph_destroy(graph);                   // or plan and run it: session.h does both
+ *     tp_weights_destroy(weights);
+ *     return st == TP_OK ? 0 : 1;
+ */
 #ifndef TENSORPLAN_MODEL_H
 #define TENSORPLAN_MODEL_H
 

@@ -1,5 +1,12 @@
 /* tensorplan: what every layer needs to know about an op, in one table (src/graph/ops.c).
  *
+ * Example (a static table: nothing to create or destroy):
+ *
+ *     const tp_op_info *info = tp_op_info_of(TP_OP_ROPE);
+ *     if (info)
+ *         printf("rope: %u to %u sources, in place: %u\n", (unsigned)info->min_src,
+ *                (unsigned)info->max_src, (unsigned)info->inplace_sole);
+ *
  * The allocator reads the KV and in-place columns, the scheduler the KV-pair column, the
  * validator the arity and its per-op shape rule (src/graph/validate.c). A new op is one row
  * here and one rule there. */

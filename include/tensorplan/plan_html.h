@@ -1,5 +1,18 @@
 /* tensorplan: a picture of a plan, as one self-contained HTML page (docs/picture.md).
  *
+ * Example, given an allocator with a plan, `const tp_allocator *alloc` (alloc.h):
+ *
+ *     tp_html_page *page;
+ *     if (tp_html_page_create("a plan", &page) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_html_add_alloc(page, "prefill", alloc);   // a panel per address space
+ *     if (st == TP_OK)
+ *         st = tp_html_page_explain(page, stdout, 5);      // the 5 largest live at each peak
+ *     if (st == TP_OK)
+ *         st = tp_html_page_save(page, "plan.html");
+ *     tp_html_page_destroy(page);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A page is a list of panels; a panel is one address space (a CSV problem's arena, a
  * backend's pool buffers stacked or its arena, the KV regions) with one rectangle per tensor:
  * time steps across, byte offsets up. The data model does not know where a plan came from;

@@ -1,5 +1,15 @@
-/* tensorplan: plan files. The plan JSON format of docs/allocator.md ("Plan JSON") ("tensorplan-plan",
- * version 1), written from an allocator's current plan. Part of the formats layer (src/formats).
+/* tensorplan: plan files. The plan JSON format of docs/allocator.md ("Plan JSON";
+ * "tensorplan-plan", version 1), written from an allocator's current plan. Part of the formats
+ * layer (src/formats).
+ *
+ * Example, given an allocator with a plan, `const tp_allocator *alloc` (alloc.h):
+ *
+ *     char *json;
+ *     if (tp_plan_to_json(alloc, &json) != TP_OK)
+ *         return 1;                                  // no plan yet
+ *     fputs(json, stdout);
+ *     free(json);
+ *     return tp_plan_save_json(alloc, "plan.json") == TP_OK ? 0 : 1;
  *
  * Buffer ids are the pools' own ids. In the arena strategy every node window of a backend
  * lies in that backend's one arena buffer (its pool id; 0 on a fresh allocator only when

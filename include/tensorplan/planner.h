@@ -1,5 +1,17 @@
 /* tensorplan: the runtime planner.
  *
+ * Example (plain arrays in, plain arrays out: nothing to create or destroy):
+ *
+ *     tp_tensor_lifetime t[] = {{100, 0, 1}, {80, 1, 2}, {60, 2, 3}}; // bytes, first, last use
+ *     size_t offsets[3], arena;
+ *     tp_plan_options options;
+ *     tp_plan_options_init(&options);
+ *     options.strategy = TP_PLAN_PORTFOLIO;
+ *     if (tp_plan_offsets_ex(t, 3, &options, offsets, &arena, NULL) != TP_OK)
+ *         return 1;                                   // tp_last_error() names the tensor
+ *     // 0, 100, 0 and 180: the first and the last never live at once
+ *     printf("%zu %zu %zu, arena %zu\n", offsets[0], offsets[1], offsets[2], arena);
+ *
  * Pure algorithms on plain arrays: offsets of tensors in one arena, the peak of live
  * bytes, transitive reduction of a topologically numbered DAG, and islands (connected
  * components with canonical labels). Every function is reentrant, allocates nothing the

@@ -2,6 +2,20 @@
  * dequantization and quantization of rows, and mat-mul / row-gather kernels that read
  * weights in their own type. The facts are restated in docs/quant.md.
  *
+ * Example (plain arrays: nothing to create or destroy):
+ *
+ *     float row[32], back[32];
+ *     unsigned char block[34];                       // one Q8_0 block: 32 elements in 34 bytes
+ *     size_t bytes;
+ *     for (int i = 0; i < 32; i++)
+ *         row[i] = (float)i / 8;
+ *     if (tp_type_row_bytes(TP_TYPE_Q8_0, 32, &bytes) != TP_OK || bytes > sizeof block)
+ *         return 1;
+ *     tp_status st = tp_quantize_row(TP_TYPE_Q8_0, row, block, 32);
+ *     if (st == TP_OK)
+ *         st = tp_dequantize_row(TP_TYPE_Q8_0, block, back, 32);   // back is close to row
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A row of a type is n elements stored as n / block_elems consecutive blocks of block_bytes
  * bytes; n must be a multiple of block_elems. Blocks need no alignment (they are read with
  * memcpy), all multi-byte fields are little-endian.

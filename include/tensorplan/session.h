@@ -1,5 +1,27 @@
 /* tensorplan: the decode loop (docs/backends.md, "The decode loop").
  *
+ * Example, given a model `const tp_model_config *config` and its
+ * `const tp_weights *weights` (model.h, gguf_model.h):
+ *
+ *     tp_session *s;
+ *     tp_sampler *sampler = NULL;
+ *     int32_t prompt[3] = {1, 2, 3}, out[16];
+ *     size_t n_out;
+ *     tp_session_options options = tp_session_options_default();
+ *     options.n_ctx = 256;
+ *     tp_sampler_params sp = tp_sampler_params_default();   // greedy
+ *     sp.temperature = 0.8f;
+ *     sp.seed = 7;
+ *     if (tp_session_create(config, weights, &options, &s) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_sampler_create(&sp, (size_t)config->vocab, &sampler);
+ *     tp_generate_options gen = {sampler, NULL, NULL};       // no per-token callback
+ *     if (st == TP_OK)
+ *         st = tp_session_generate_with(s, prompt, 3, 16, &gen, out, &n_out, NULL);
+ *     tp_sampler_destroy(sampler);
+ *     tp_session_destroy(s);                         // its cache, allocator and KV regions
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A session owns a graph cache (and through it the allocator, whose KV regions survive
  * every rebuild) for one model config and one weight registry. Prefill runs the prompt
  * with logits for the last token only (tail rows); each decode step runs one token at the

@@ -1,5 +1,11 @@
 /* tensorplan: status codes and the thread-local error message, shared by every layer.
  *
+ * Example (any call that returns a tp_status):
+ *
+ *     tp_status st = TP_ERR_INVALID;                  // what a tp_ call returned
+ *     if (st != TP_OK)
+ *         fprintf(stderr, "%s: %s\n", tp_status_name(st), tp_last_error());
+ *
  * Every library function that can fail returns a tp_status; on failure it leaves a one-line
  * message for tp_last_error() in the calling thread. */
 #ifndef TENSORPLAN_STATUS_H

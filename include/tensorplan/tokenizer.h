@@ -1,5 +1,30 @@
 /* tensorplan: the tokenizers of GGUF models (docs/tokenizer.md).
  *
+ * Example (a tokenizer of a GGUF file comes from tp_gguf_tokenizer, gguf_model.h):
+ *
+ *     const char *texts[] = {"<s>", "</s>", "\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "a"};
+ *     size_t lens[6];
+ *     for (int i = 0; i < 6; i++)
+ *         lens[i] = strlen(texts[i]);
+ *     tp_vocab_desc desc;
+ *     tp_vocab_desc_init(&desc);                     // every key absent
+ *     desc.model = "llama";
+ *     desc.n_tokens = 6;
+ *     desc.tokens = texts;
+ *     desc.token_lens = lens;
+ *     desc.bos = 0;
+ *     desc.eos = 1;
+ *     tp_tokenizer *tok;
+ *     int32_t *ids;
+ *     size_t n;
+ *     if (tp_tokenizer_create(&desc, &tok) != TP_OK) // copies: texts and desc may go now
+ *         return 1;
+ *     tp_status st = tp_tokenizer_encode(tok, "ab", 2, 1, 0, &ids, &n);   // 0 (bos), 5, 4
+ *     if (st == TP_OK)
+ *         free(ids);
+ *     tp_tokenizer_destroy(tok);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * Two models: "gpt2" (byte-level BPE ranked by merges, with the pre-tokenizer regexes named by
  * tokenizer.ggml.pre) and "llama" (SentencePiece-style BPE ranked by scores, byte fallback).
  * A tokenizer is built from plain arrays, so any source of a vocabulary (a GGUF file, a

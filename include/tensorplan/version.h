@@ -1,5 +1,10 @@
 /* tensorplan: the version of the headers and of the library.
  *
+ * Example:
+ *
+ *     if (strcmp(tp_version(), TP_VERSION_STRING) != 0)
+ *         fprintf(stderr, "built against %s, running with %s\n", TP_VERSION_STRING, tp_version());
+ *
  * The macros say which version a program was compiled against; tp_version() says which
  * library it runs with (they differ when a shared library was replaced). The build reads
  * its version from this file (CMakeLists.txt), so it is written in one place only. The

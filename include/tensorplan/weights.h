@@ -1,5 +1,20 @@
 /* tensorplan: a registry of named weight tensors.
  *
+ * Example:
+ *
+ *     tp_weights *w;
+ *     float *data;
+ *     if (tp_weights_create(&w) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_weights_add(w, "output_norm.weight", 1, 896, &data);   // zero-filled
+ *     if (st == TP_OK) {
+ *         for (int i = 0; i < 896; i++)
+ *             data[i] = 1.0f;
+ *         printf("%zu tensors, %zu bytes\n", tp_weights_count(w), tp_weights_bytes(w));
+ *     }
+ *     tp_weights_destroy(w);                         // every owned tensor with it
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A tensor is either owned f32 storage (tp_weights_add) or a view of rows stored in their own
  * type in memory the caller keeps alive, such as a mapped GGUF file (tp_weights_add_view):
  * backends read both through `type`, `bytes` and `row_bytes`, and only owned tensors have
