@@ -9,7 +9,7 @@
  *     size_t n_out;
  *     tp_session_options options = tp_session_options_default();
  *     options.n_ctx = 256;
- *     tp_sampler_params sp = tp_sampler_params_default();   // greedy
+ *     tp_sampler_params sp = tp_sampler_params_default();   // greedy, until changed:
  *     sp.temperature = 0.8f;
  *     sp.seed = 7;
  *     if (tp_session_create(config, weights, &options, &s) != TP_OK)
