@@ -65,7 +65,8 @@ typedef struct tp_model_config {
     int output_bias;     /* output.bias                                                    */
 } tp_model_config;
 
-/* Built-in configs: "qwen2.5-0.5b" (the real shapes) and "tiny" (3 layers, small widths). */
+/* Built-in configs: "qwen2.5-0.5b" and "llama-3.2-1b" (the real shapes), "tiny" (3 layers,
+ * small widths), and "tiny-qwen2", "tiny-llama" (the smallest shapes GGUF test files hold). */
 TP_API tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
 /* Comma-separated names of the built-in configs, for help texts. */
 TP_API const char *tp_model_builtin_names(void);

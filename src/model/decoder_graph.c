@@ -66,6 +66,24 @@ static const tp_model_config builtin_configs[] = {
      .rope_mode = TP_ROPE_NEOX,
      .rope_freq_scale = 1.0f,
      .rope_attn_factor = 1.0f},
+    /* The shapes of Llama 3.2 1B (tied embeddings, grouped-query 4:1), for benchmarks of the
+     * files people download; its rope_freqs scaling is not part of the built-in config. */
+    {.name = "llama-3.2-1b",
+     .n_embd = 2048,
+     .n_head = 32,
+     .n_head_kv = 8,
+     .head_dim = 64,
+     .n_ff = 8192,
+     .n_layer = 16,
+     .vocab = 128256,
+     .max_ctx = 131072,
+     .rms_eps = 1e-5f,
+     .rope_base = 500000.0f,
+     .tied_embeddings = 1,
+     .arch = TP_ARCH_LLAMA,
+     .rope_mode = TP_ROPE_NORM,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
     {.name = "tiny-llama",
      .n_embd = 64,
      .n_head = 4,
@@ -101,7 +119,7 @@ tp_status tp_model_config_builtin(const char *name, tp_model_config *config)
 
 const char *tp_model_builtin_names(void)
 {
-    return "qwen2.5-0.5b, tiny, tiny-qwen2, tiny-llama";
+    return "qwen2.5-0.5b, llama-3.2-1b, tiny, tiny-qwen2, tiny-llama";
 }
 
 static tp_status check_config(const tp_model_config *c)
