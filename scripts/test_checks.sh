@@ -58,6 +58,14 @@ expect "a declared function the library lacks" exports \
 fresh; edit quant.h '/^#include <stdint.h>/d'
 expect "a header that needs an include it lacks" headers "quant.h does not compile alone as C"
 
+fresh; edit tokenizer.h 's|^#include "tensorplan/status.h"|&\n#include "tensorplan/quant.h"|'
+expect "an include a header does not use" headers \
+    "tokenizer.h includes tensorplan/quant.h but uses none of its names"
+
+fresh; edit exec.h 's|^#include <stddef.h>|&\n#include <stdio.h>|'
+expect "a C library include a header does not use" headers \
+    "exec.h includes stdio.h but uses none of its names"
+
 fresh; edit planner.h 's/^ \*     size_t offsets\[3\], arena;/ *     size_t offsets[3];/'
 expect "an example that does not compile" headers "planner.h: its example does not compile"
 
@@ -67,4 +75,4 @@ expect "a header without its example" headers "weights.h declares functions but 
 if [ "$failures" -ne 0 ]; then
     exit 1
 fi
-echo "test_checks: check_exports and check_headers catch each of the 6 breaks"
+echo "test_checks: check_exports and check_headers catch each of the 8 breaks"
