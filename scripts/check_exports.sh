@@ -78,7 +78,7 @@ fi
 want="$(printf '%s\n' "$decls" | grep -v '^!' | cut -f2 | sort)"
 dupes="$(printf '%s\n' "$want" | uniq -d)"
 if [ -n "$dupes" ]; then
-    printf 'check_exports: declared more than once: %s\n' $dupes >&2
+    printf '%s\n' "$dupes" | sed 's/^/check_exports: declared more than once: /' >&2
     status=1
 fi
 got="$("${NM:-nm}" -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sort -u)"

@@ -165,7 +165,7 @@ includes_used() {
                 continue
             fi ;;
         esac
-        tr -s ' \t\n' '\n\n\n' < "$tmp/offered" | grep -v '^$' | sort -u > "$tmp/offered.sorted"
+        tr -s '[:space:]' '\n' < "$tmp/offered" | grep -v '^$' | sort -u > "$tmp/offered.sorted"
         if [ -z "$(comm -12 "$tmp/used" "$tmp/offered.sorted")" ]; then
             echo "check_headers: $(basename "$hdr") includes $inc_name but uses none of its names" >&2
             status=1
