@@ -8,19 +8,15 @@
 
 #include "cli.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/kernels.h"
 #include "tensorplan/plan_html.h"
 
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc)
+void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o)
 {
-    if (strategy && tp_alloc_strategy_from_name(strategy, &alloc->strategy) != TP_OK) {
-        tp_cli_error("--strategy: %s", tp_last_error());
-        return -1;
-    }
-    if (aliasing && tp_alias_policy_from_name(aliasing, &alloc->aliasing) != TP_OK) {
-        tp_cli_error("--aliasing: %s", tp_last_error());
-        return -1;
-    }
-    return 0;
+    o->n_ctx = (size_t)a->opt[TP_OPT_N_CTX].count; /* 0 when absent: the session's default */
+    tp_cli_alloc_options(a, &o->alloc);
+    if (tp_cli_given(a, TP_OPT_THREADS))
+        tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
 }
 
 void tp_cli_run_environment(tp_session_options *o, const char **trace, const char **dump)

@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli_options.h"
 #include "tensorplan/session.h"
 
-/* --strategy and --aliasing (each NULL when absent) into *alloc; 0, or -1 after a message. */
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc);
+/* The options both kinds of run read alike into *o (from tp_session_options_default()):
+ * --n-ctx, --strategy, --aliasing; and --threads, which sets the kernels' threads. */
+void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o);
 
 /* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
  * session's SwiGLU fusion off; TENSORPLAN_TRACE and TENSORPLAN_GRAPH_DUMP stand for *trace

@@ -71,11 +71,8 @@ TP_API tp_status tp_model_config_builtin(const char *name, tp_model_config *conf
 /* Comma-separated names of the built-in configs, for help texts. */
 TP_API const char *tp_model_builtin_names(void);
 
-/* Weight names follow GGUF: token_embd.weight, output_norm.weight, output.weight (absent when
- * tied), output.bias, rope_freqs.weight, blk.L.attn_norm.weight,
- * blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.{weight,bias}, blk.L.ffn_norm.weight,
- * blk.L.ffn_{gate,up,down}.{weight,bias} (biases and rope_freqs only when the config's flags
- * ask for them). */
+/* Weight names follow GGUF: the table of tensorplan/model_family.h lists every tensor, its
+ * shape and the config flag that makes an optional one present. */
 
 /* Builds the decoder graph of docs/graph.md (the forward pass of docs/engine.md, either
  * family) for params (n_tokens, n_out, n_ctx), then
