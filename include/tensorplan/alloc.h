@@ -100,8 +100,8 @@ TP_API const tp_graph *tp_alloc_current_graph(const tp_allocator *alloc);
  * an output or an input); for the root of an in-place group, the group's last use. A node
  * that nothing reads, neither output nor input, has *last == *first, its own step. 1 when
  * there is a plan and node is one of its nodes, else 0 (and *first, *last untouched). */
-int tp_alloc_node_lifetime(const tp_allocator *alloc, size_t node, size_t *first,
-                           size_t *last);
+TP_API int tp_alloc_node_lifetime(const tp_allocator *alloc, size_t node, size_t *first,
+                                  size_t *last);
 
 /* --- persistent regions and the KV cache ------------------------------------------- */
 
