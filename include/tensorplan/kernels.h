@@ -48,14 +48,14 @@ typedef enum tp_isa {
 } tp_isa;
 
 /* 1 when this build and this processor can run the form. */
-int tp_kernels_isa_supported(int isa);
+TP_API int tp_kernels_isa_supported(int isa);
 /* Chooses the form for every later kernel call; TP_ISA_COUNT (or any value < 0) returns to
  * the best supported one. TP_ERR_INVALID (and no change) for a form that is not supported. */
-tp_status tp_kernels_set_isa(int isa);
+TP_API tp_status tp_kernels_set_isa(int isa);
 /* The form in use. */
-int tp_kernels_isa(void);
+TP_API int tp_kernels_isa(void);
 /* "portable", "avx2", "avx512"; NULL for another value. */
-const char *tp_kernels_isa_name(int isa);
+TP_API const char *tp_kernels_isa_name(int isa);
 
 /* Reads the i-th integer carried as a bit pattern in an f32 array. */
 TP_API uint32_t tp_kernel_bits_u32(const float *data, size_t i);
