@@ -6,7 +6,8 @@
  * the *_report functions below fill it from a CSV solution, an allocator's plan or a model's
  * prefill and decode graphs. The page embeds the rectangles as compact JSON and draws them
  * on a canvas with its own script (no network, no other file); it also lists the tensors
- * live at the step where the panel's live bytes peak, largest first. Part of the picture layer (src/picture). */
+ * live at the step where the panel's live bytes peak, largest first. Part of the picture
+ * layer (src/picture). */
 #ifndef TENSORPLAN_PLAN_HTML_H
 #define TENSORPLAN_PLAN_HTML_H
 
