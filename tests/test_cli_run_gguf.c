@@ -140,6 +140,9 @@ static void greedy(ref_model *m, size_t vocab, size_t max_new, int32_t *out, dou
 /* The greedy tokens of the reference (at most MAX_NEW); *margin receives the smallest gap
  * between the best and second-best logit over the steps; the prefill's last-row logits go
  * to prefill (vocab doubles) when not NULL. */
+/* The KV type the reference rounds its cache to (ref_model_set_kv_type): 0 exact. */
+static uint32_t ref_kv_type;
+
 static void reference(const char *config, size_t max_new, int32_t *out, double *margin,
                       double *prefill)
 {
@@ -149,6 +152,7 @@ static void reference(const char *config, size_t max_new, int32_t *out, double *
     c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
     ref_model *m = NULL;
     assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    assert_int_equal(ref_model_set_kv_type(m, ref_kv_type), 0);
     double gap[MAX_NEW];
     assert_true(max_new <= MAX_NEW);
     greedy(m, (size_t)c.vocab, max_new, out, gap, prefill);
@@ -290,8 +294,10 @@ static void test_greedy_q8_0(void **state)
     cli_free(&r);
 }
 
-/* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits. */
-static void check_dump(const char *path, const char *config)
+/* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits; kv is the
+ * --kv-type flag ("" for the default, f16) and type the rounding the reference gives its
+ * cache (0 exact, 1 f16). */
+static void check_dump(const char *path, const char *config, const char *kv, uint32_t type)
 {
     tp_model_config c;
     assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
@@ -300,11 +306,13 @@ static void check_dump(const char *path, const char *config)
     assert_non_null(want);
     int32_t tok[1];
     double margin;
+    ref_kv_type = type;
     reference(config, 1, tok, &margin, want);
+    ref_kv_type = 0;
     char args[1024], dump[300], file[400];
     path_in(dump, sizeof dump, "dump");
-    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s'",
-             path, PROMPT_TEXT, dump);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s' %s",
+             path, PROMPT_TEXT, dump, kv);
     cli_result r = run_ok(args);
     cli_free(&r);
     snprintf(file, sizeof file, "%s/logits.f32", dump);
@@ -330,8 +338,11 @@ static void check_dump(const char *path, const char *config)
 static void test_dump_logits(void **state)
 {
     (void)state;
-    check_dump(qwen_path, "tiny-qwen2");
-    check_dump(llama_path, "tiny-llama");
+    check_dump(qwen_path, "tiny-qwen2", "--kv-type f32", 0);
+    check_dump(llama_path, "tiny-llama", "--kv-type f32", 0);
+    /* the default f16 cache against the reference that rounds its K and V to f16 */
+    check_dump(qwen_path, "tiny-qwen2", "", 1);
+    check_dump(llama_path, "tiny-llama", "", 1);
 }
 
 /* Every strategy and aliasing policy gives the same logits bit for bit. */

@@ -23,6 +23,35 @@ int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_
     return 0;
 }
 
+int tp_cli_run_kv_options(const char *kv_type, const char *ubatch, tp_session_options *o)
+{
+    o->kv_type = TP_DTYPE_F16;
+    o->ubatch = TP_DEFAULT_UBATCH;
+    if (kv_type) {
+        tp_dtype t = TP_DTYPE_F32;
+        if (tp_dtype_from_name(kv_type, &t) != TP_OK || t == TP_DTYPE_I32) {
+            tp_cli_error("--kv-type '%s': expected f32, f16 or q8_0", kv_type);
+            return -1;
+        }
+        o->kv_type = t;
+    }
+    unsigned long long u = 0;
+    if (ubatch) {
+        if (tp_cli_parse_count("--ubatch", ubatch, 1, 1ull << 30, &u) != 0)
+            return -1;
+        o->ubatch = (size_t)u;
+    }
+    return 0;
+}
+
+int tp_cli_run_check_kv_type(const tp_model_config *c, const tp_session_options *o)
+{
+    if (tp_model_check_kv_type(c, o->kv_type) == TP_OK)
+        return 0;
+    tp_cli_error("--kv-type %s: %s", tp_dtype_name(o->kv_type), tp_last_error());
+    return -1;
+}
+
 void tp_cli_run_environment(tp_session_options *o, const char **trace, const char **dump)
 {
     const char *no_ffn = getenv("TENSORPLAN_NO_FUSE_FFN");
@@ -54,7 +83,9 @@ int tp_cli_run_check_context(const tp_model_config *c, const tp_session_options 
 int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
                           const char *dot, const char *json, FILE *msg)
 {
-    tp_graph_params gp = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt,
+    /* the first chunk's graph: the one a chunked prefill plans */
+    const size_t n = tp_session_chunk(o, n_prompt);
+    tp_graph_params gp = tp_session_graph_params(o, n, o->tail_rows ? 1 : n,
                                                  tp_session_context(c, o, n_prompt));
     tp_graph *g = NULL;
     if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
@@ -70,7 +101,7 @@ int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o,
         tp_cli_error("%s", tp_last_error());
     else
         fprintf(msg, "graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind,
-                n_prompt, dot ? "; DOT written to " : "", dot ? dot : "",
+                n, dot ? "; DOT written to " : "", dot ? dot : "",
                 json ? "; JSON written to " : "", json ? json : "");
     tp_graph_destroy(g);
     return rc;
@@ -79,7 +110,8 @@ int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o,
 int tp_cli_run_picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
                        size_t ctx, const char *path, FILE *msg)
 {
-    tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
+    const size_t n = tp_session_chunk(o, n_prompt); /* a chunked prefill plans one chunk */
+    tp_graph_params pre = tp_session_graph_params(o, n, o->tail_rows ? 1 : n, ctx);
     tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
     if (tp_html_model_report(path, NULL, c, &pre, &dec, &o->alloc) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
@@ -118,7 +150,7 @@ size_t tp_cli_run_kv_bytes(tp_session *s)
     size_t kv_bytes = 0;
     tp_allocator *alloc = tp_session_allocator(s);
     for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
-        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+        kv_bytes += tp_alloc_persistent_at(alloc, i)->bytes;
     return kv_bytes;
 }
 

@@ -12,6 +12,15 @@
 /* --strategy and --aliasing (each NULL when absent) into *alloc; 0, or -1 after a message. */
 int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc);
 
+/* --kv-type (f32, f16 or q8_0; default f16, as llama.cpp) and --ubatch (prefill chunk tokens,
+ * 1 to 2^30; default TP_DEFAULT_UBATCH), each NULL when absent, into *o. 0, or -1 after a
+ * message. */
+int tp_cli_run_kv_options(const char *kv_type, const char *ubatch, tp_session_options *o);
+
+/* The KV type against the model (q8_0 needs head_dim a multiple of 32): 0, or -1 after a
+ * message. */
+int tp_cli_run_check_kv_type(const tp_model_config *c, const tp_session_options *o);
+
 /* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
  * session's SwiGLU fusion off; TENSORPLAN_TRACE and TENSORPLAN_GRAPH_DUMP stand for *trace
  * and *dump (--trace, --dump-dir) when those are absent; an empty path is none. */
@@ -41,7 +50,7 @@ int tp_cli_run_open_outputs(const char *trace_path, const char *dump_dir, tp_tra
  * set to NULL. TP_OK or the failing status (its message in tp_last_error()). */
 tp_status tp_cli_run_close_outputs(tp_session *s, const char *dump_dir, tp_trace **trace);
 
-/* The bytes of the session's KV regions. */
+/* The bytes of the session's KV regions, as stored in the cache type. */
 size_t tp_cli_run_kv_bytes(tp_session *s);
 
 /* The lines "prefill: ..." and "decode: ..." with tokens, seconds and tokens per second. */

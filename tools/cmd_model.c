@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_run.h"
 #include "model_report.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/session.h"
@@ -20,14 +21,15 @@
 void tp_help_model(FILE *out)
 {
     fprintf(out,
-        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C] [--json] [--budget BYTES]\n"
-        "                        [--html FILE] [--explain]\n"
+        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C] [--kv-type T] [--ubatch U]\n"
+        "                        [--json] [--budget BYTES] [--html FILE] [--explain]\n"
         "\n"
         "Reports the memory a model needs before anything runs. MODEL is a GGUF file (only its\n"
         "metadata and tensor infos are read, never a weight byte) or a built-in config. Shows\n"
-        "the weight bytes as stored, per type (a built-in config: f32), the KV cache bytes (f32\n"
-        "K and V regions per layer), and for the prefill (N prompt tokens, logits for the last\n"
-        "one) and a decode step (1 token): nodes, dead nodes, and for the pool and arena\n"
+        "the weight bytes as stored, per type (a built-in config: f32), the KV cache bytes (K\n"
+        "and V regions per layer in the KV type, and what f32, f16 and q8_0 would take), and\n"
+        "for the prefill (N prompt tokens in chunks of U: one chunk's graph, logits for the\n"
+        "last token) and a decode step (1 token): nodes, dead nodes, and for the pool and arena\n"
         "strategies under the sole-consumer and last-consumer aliasing policies the buffers,\n"
         "activation bytes, peak held bytes and planning time, next to the naive total and the\n"
         "peak-live lower bound; then per strategy the total = weights + KV + the larger of the\n"
@@ -40,8 +42,13 @@ void tp_help_model(FILE *out)
         "                  maximum context)\n"
         "  --n-ctx C       KV context requested (default %d); the context used is\n"
         "                  min(max(C, N), the model's maximum)\n"
+        "  --kv-type T     the KV cache's type: f32, f16 (default, as llama.cpp) or q8_0\n"
+        "                  (head_dim a multiple of 32)\n"
+        "  --ubatch U      prefill chunk tokens (default %d): a longer prompt is planned as\n"
+        "                  chunks of U, so its activations do not grow with N\n"
         "  --json          one JSON object: weight_bytes, weight_bytes_by_type, n_ctx, prompt,\n"
-        "                  kv_bytes, prefill and decode plans, totals, total_bytes (smallest)\n"
+        "                  ubatch, prefill_tokens, kv_type, kv_bytes, kv_bytes_by_type, prefill\n"
+        "                  and decode plans, totals, total_bytes (smallest)\n"
         "  --budget BYTES  BYTES (suffix K, M or G: powers of 1024): does the smallest total fit\n"
         "                  at the requested context, the largest context that fits (prompt\n"
         "                  min(N, context)) and the largest prompt that fits (context = prompt)\n"
@@ -62,7 +69,7 @@ void tp_help_model(FILE *out)
         "examples:\n"
         "  tensorplan model qwen2.5-0.5b --prompt 440\n"
         "  tensorplan model model.gguf --n-ctx 8192 --budget 6G\n",
-        tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX);
+        tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX, TP_DEFAULT_UBATCH);
 }
 
 /* Parameters of the f32 weights of a built-in config (the tensors model.h names). */
@@ -128,7 +135,10 @@ static int load_model(const char *name, mr_model *m, tp_gguf **g)
 
 static void print_phase(const mr_report *r, int phase)
 {
-    if (phase == 0)
+    if (phase == 0 && r->chunk < r->prompt)
+        printf("\nprefill: %zu tokens in chunks of %zu (the plan of one chunk), logits for "
+               "the last one\n", r->prompt, r->chunk);
+    else if (phase == 0)
         printf("\nprefill: %zu tokens, logits for the last one\n", r->prompt);
     else
         printf("\ndecode: 1 token\n");
@@ -163,9 +173,14 @@ static void print_text(const mr_model *m, const mr_report *r, const mr_budget *b
     for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
         if (m->bytes_by_type[t])
             printf(" %s %zu", tp_type_name(t), m->bytes_by_type[t]);
-    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes "
+    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu elements of %s = %zu bytes "
            "(%.1f MB)\n", r->n_ctx, c->n_layer, (size_t)(c->n_head_kv * c->head_dim) * r->n_ctx,
-           r->kv_bytes, mb(r->kv_bytes));
+           tp_dtype_name(m->kv_type), r->kv_bytes, mb(r->kv_bytes));
+    printf("  by type: f32 %zu, f16 %zu", r->kv_bytes_by_type[0], r->kv_bytes_by_type[1]);
+    if (r->kv_bytes_by_type[2])
+        printf(", q8_0 %zu\n", r->kv_bytes_by_type[2]);
+    else
+        printf(" (q8_0 needs head_dim a multiple of 32)\n");
     print_phase(r, 0);
     print_phase(r, 1);
     printf("\ntotal: weights + KV + the larger of the prefill and decode activations\n");
@@ -226,7 +241,15 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
             cJSON_AddNumberToObject(per, tp_type_name(t), (double)m->bytes_by_type[t]);
     cJSON_AddNumberToObject(o, "n_ctx", (double)r->n_ctx);
     cJSON_AddNumberToObject(o, "prompt", (double)r->prompt);
+    cJSON_AddNumberToObject(o, "ubatch", (double)m->ubatch);
+    cJSON_AddNumberToObject(o, "prefill_tokens", (double)r->chunk);
+    cJSON_AddStringToObject(o, "kv_type", tp_dtype_name(m->kv_type));
     cJSON_AddNumberToObject(o, "kv_bytes", (double)r->kv_bytes);
+    cJSON *kvt = cJSON_AddObjectToObject(o, "kv_bytes_by_type");
+    const char *kv_names[3] = {"f32", "f16", "q8_0"};
+    for (int t = 0; t < 3; t++)
+        if (r->kv_bytes_by_type[t])
+            cJSON_AddNumberToObject(kvt, kv_names[t], (double)r->kv_bytes_by_type[t]);
     const char *phases[2] = {"prefill", "decode"};
     for (int ph = 0; ph < 2; ph++) {
         cJSON *arr = cJSON_AddArrayToObject(o, phases[ph]);
@@ -258,7 +281,7 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
 }
 
 typedef struct model_args {
-    const char *model, *prompt, *n_ctx, *budget, *html;
+    const char *model, *prompt, *n_ctx, *budget, *html, *kv_type, *ubatch;
     int json, explain;
 } model_args;
 
@@ -267,7 +290,7 @@ static int parse_args(int argc, char **argv, model_args *a)
     memset(a, 0, sizeof *a);
     const tp_cli_flag flags[] = {
         {"--prompt", &a->prompt}, {"--n-ctx", &a->n_ctx}, {"--budget", &a->budget},
-        {"--html", &a->html}};
+        {"--html", &a->html}, {"--kv-type", &a->kv_type}, {"--ubatch", &a->ubatch}};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--explain") == 0) {
             *(argv[i][2] == 'j' ? &a->json : &a->explain) = 1;
@@ -285,7 +308,7 @@ static int parse_args(int argc, char **argv, model_args *a)
 }
 
 /* --html and --explain: the default plans of the prefill and decode graphs reported above. */
-static int picture(const tp_model_config *cfg, size_t prompt, size_t n_ctx, const char *html,
+static int picture(const mr_model *m, size_t prompt, size_t n_ctx, const char *html,
                    int explain, int quiet)
 {
     if (quiet) /* --json: stdout holds the one object, so only the page is written */
@@ -298,11 +321,12 @@ static int picture(const tp_model_config *cfg, size_t prompt, size_t n_ctx, cons
     pre.n_out = 1;
     pre.n_ctx = n_ctx;
     pre.fuse_ffn = 1;
+    pre.kv_type = m->kv_type;
     dec = pre;
     dec.n_tokens = 1;
     if (explain)
         printf("\n");
-    if (tp_html_model_report(html, explain ? stdout : NULL, cfg, &pre, &dec, NULL) != TP_OK) {
+    if (tp_html_model_report(html, explain ? stdout : NULL, &m->cfg, &pre, &dec, NULL) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
@@ -330,6 +354,14 @@ int tp_cmd_model(int argc, char **argv)
             (a.budget && tp_cli_parse_size("--budget", a.budget, &budget.bytes)))
             rc = TP_EXIT_USAGE;
     }
+    if (rc == TP_EXIT_OK) {
+        tp_session_options ko = tp_session_options_default();
+        if (tp_cli_run_kv_options(a.kv_type, a.ubatch, &ko) != 0 ||
+            tp_cli_run_check_kv_type(&m.cfg, &ko) != 0)
+            rc = TP_EXIT_USAGE;
+        m.kv_type = ko.kv_type;
+        m.ubatch = ko.ubatch;
+    }
     mr_report r;
     if (rc == TP_EXIT_OK && (mr_compute(&m, n_ctx, prompt, &r) != TP_OK ||
                              (a.budget && mr_budget_search(&m, &r, prompt, &budget) != TP_OK))) {
@@ -342,7 +374,7 @@ int tp_cmd_model(int argc, char **argv)
         else
             print_text(&m, &r, a.budget ? &budget : NULL);
         if (rc == TP_EXIT_OK)
-            rc = picture(&m.cfg, prompt, r.n_ctx, a.html, a.explain, a.json);
+            rc = picture(&m, r.chunk, r.n_ctx, a.html, a.explain, a.json);
         if (rc == TP_EXIT_OK && a.budget && !budget.fits)
             rc = TP_EXIT_NO_FIT;
     }

@@ -24,7 +24,8 @@ void tp_help_run(FILE *out)
         "                      [common options]\n"
         "       tensorplan run MODEL [--prompt-tokens 1,2,3 | --prompt-len N] [--max-new N]\n"
         "                      [--seed S] [--n-ctx C] [common options]\n"
-        "common options: [--queued-layers K] [--strategy pool|arena|naive]\n"
+        "common options: [--kv-type f32|f16|q8_0] [--ubatch N] [--queued-layers K]\n"
+        "                [--strategy pool|arena|naive]\n"
         "                [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
         "                [--trace FILE] [--dump-dir DIR]\n"
         "                [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
@@ -51,7 +52,9 @@ void tp_help_run(FILE *out)
         "same figures as 'tensorplan model' for this prompt length and context).\n"
         "\n"
         "MODEL: %s\n"
-        "\n"
+        "\n",
+        TP_RUN_GGUF_DEFAULT_MAX_NEW, tp_model_builtin_names());
+    fprintf(out,
         "options:\n"
         "  --prompt-tokens L   comma-separated token ids of the prompt\n"
         "  --prompt-len N      a prompt of N seeded random ids (default %d)\n"
@@ -60,6 +63,11 @@ void tp_help_run(FILE *out)
         "  --seed S            seed of the weights and of a random prompt (default 1)\n"
         "  --n-ctx C           KV context requested (default %d); the context used is\n"
         "                      min(max(C, prompt length), the model's maximum)\n"
+        "  --kv-type T         the KV cache's type: f32, f16 (default, as llama.cpp) or q8_0\n"
+        "                      (head_dim a multiple of 32); attention reads it as stored\n"
+        "  --ubatch N          a prompt longer than N tokens runs in chunks of N (default\n"
+        "                      %d), one cached graph per chunk size: the planned activations\n"
+        "                      are the chunk's, whatever the prompt length\n"
         "  --queued-layers K   layers [0, K) run on the queued backend (deferred execution)\n"
         "  --strategy S        pool (default), arena, or naive (one private buffer per node)\n"
         "  --aliasing P        sole-consumer (default), last-consumer or none\n"
@@ -88,8 +96,7 @@ void tp_help_run(FILE *out)
         "examples:\n"
         "  tensorplan run qwen2.5-0.5b-instruct-q8_0.gguf --prompt 'The capital of France is'\n"
         "  tensorplan run qwen2.5-0.5b --prompt-len 16 --max-new 4\n",
-        TP_RUN_GGUF_DEFAULT_MAX_NEW, tp_model_builtin_names(), RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW,
-        TP_DEFAULT_N_CTX);
+        RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW, TP_DEFAULT_N_CTX, TP_DEFAULT_UBATCH);
 }
 
 /* "1,2,3" -> ids, each below vocab */
@@ -155,6 +162,7 @@ static void plan_row(const char *title, const tp_plan_stats *s, const tp_alloc_o
 typedef struct run_args {
     const char *model, *tokens_s, *len_s, *max_new_s, *seed_s, *n_ctx_s, *queued_s;
     const char *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s, *dot_s, *json_s, *html_s;
+    const char *kv_type_s, *ubatch_s;
     tp_model_config cfg;
     unsigned long long prompt_len, max_new, seed;
     tp_session_options o;
@@ -172,6 +180,7 @@ static int parse_flags(int argc, char **argv, run_args *a)
         { "--threads", &a->threads_s },      { "--trace", &a->trace_s },
         { "--dump-dir", &a->dump_s },        { "--dump-graph", &a->dot_s },
         { "--dump-graph-json", &a->json_s }, { "--html", &a->html_s },
+        { "--kv-type", &a->kv_type_s },      { "--ubatch", &a->ubatch_s },
     };
     for (int i = 1; i < argc; i++) {
         const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
@@ -209,7 +218,9 @@ static int parse_values(run_args *a)
                                            (unsigned long long)a->cfg.n_layer, &queued)) ||
         (a->threads_s && tp_cli_parse_count("--threads", a->threads_s, 1, 64, &threads)))
         return -1;
-    if (tp_cli_run_alloc_names(a->strategy_s, a->aliasing_s, &a->o.alloc) != 0)
+    if (tp_cli_run_alloc_names(a->strategy_s, a->aliasing_s, &a->o.alloc) != 0 ||
+        tp_cli_run_kv_options(a->kv_type_s, a->ubatch_s, &a->o) != 0 ||
+        tp_cli_run_check_kv_type(&a->cfg, &a->o) != 0)
         return -1;
     a->o.n_ctx = (size_t)n_ctx;
     a->o.queued_layers = (int)queued;
@@ -278,12 +289,20 @@ static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
     printf("\nmemory\n");
     printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", wb / sizeof(float), wb,
            mb(wb));
-    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes (%.1f MB)\n",
-           n_ctx_used, cfg->n_layer, kv_elems, kv_bytes, mb(kv_bytes));
-    char title[128];
+    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements of %s = %zu bytes "
+           "(%.1f MB)\n", n_ctx_used, cfg->n_layer, kv_elems, tp_dtype_name(a->o.kv_type),
+           kv_bytes, mb(kv_bytes));
+    char title[160];
     if (st.prefill_tokens) {
-        snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one", n_prompt);
-        plan_row(title, &st.prefill_plan, &a->o.alloc);
+        size_t chunk = tp_session_chunk(&a->o, n_prompt);
+        if (chunk < n_prompt)
+            snprintf(title, sizeof title, "prefill: %zu tokens in chunks of %zu (the plan of "
+                     "one chunk), logits for the last one", n_prompt, chunk);
+        else
+            snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one",
+                     n_prompt);
+        plan_row(title, st.prefill_plan.nodes ? &st.prefill_plan : &st.decode_plan,
+                 &a->o.alloc);
     }
     if (st.decode_tokens)
         /* a one-token prompt's graph is the decode graph: it was planned as the prefill */

@@ -21,7 +21,7 @@
 typedef struct grun {
     const char *file, *prompt_s, *tokens_s, *max_new_s, *temp_s, *top_k_s, *top_p_s, *seed_s;
     const char *n_ctx_s, *queued_s, *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s;
-    const char *dot_s, *json_s, *html_s;
+    const char *dot_s, *json_s, *html_s, *kv_type_s, *ubatch_s;
     tp_sampler_params sp;
     size_t max_new;
     tp_session_options o;
@@ -48,7 +48,8 @@ static int grun_flags(int argc, char **argv, grun *r)
         {"--aliasing", &r->aliasing_s},     {"--threads", &r->threads_s},
         {"--trace", &r->trace_s},           {"--dump-dir", &r->dump_s},
         {"--dump-graph", &r->dot_s},        {"--dump-graph-json", &r->json_s},
-        {"--html", &r->html_s},
+        {"--html", &r->html_s},             {"--kv-type", &r->kv_type_s},
+        {"--ubatch", &r->ubatch_s},
     };
     for (int i = 1; i < argc; i++) {
         const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
@@ -100,7 +101,8 @@ static int grun_values(grun *r)
     r->sp.seed = (uint64_t)seed;
     r->o = tp_session_options_default();
     r->o.n_ctx = (size_t)n_ctx;
-    if (tp_cli_run_alloc_names(r->strategy_s, r->aliasing_s, &r->o.alloc) != 0)
+    if (tp_cli_run_alloc_names(r->strategy_s, r->aliasing_s, &r->o.alloc) != 0 ||
+        tp_cli_run_kv_options(r->kv_type_s, r->ubatch_s, &r->o) != 0)
         return -1;
     if (threads)
         tp_kernels_set_threads((int)threads);
@@ -132,7 +134,7 @@ static int grun_load(grun *r)
                                           (unsigned long long)r->cfg.n_layer, &queued))
         return TP_EXIT_USAGE;
     r->o.queued_layers = (int)queued;
-    return TP_EXIT_OK;
+    return tp_cli_run_check_kv_type(&r->cfg, &r->o) != 0 ? TP_EXIT_USAGE : TP_EXIT_OK;
 }
 
 /* The prompt: the text tokenized (bos/eos as the vocabulary says, special tokens matched)
@@ -244,10 +246,17 @@ static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t
         fprintf(stderr, "sampling: greedy\n");
     tp_cli_run_speed(stderr, &st);
     size_t kv_bytes = tp_cli_run_kv_bytes(s);
-    fprintf(stderr, "KV cache: n_ctx %zu, %zu bytes (%.1f MB); queued layers %d of %d\n",
-            tp_session_n_ctx(s), kv_bytes, mb(kv_bytes), r->o.queued_layers, c->n_layer);
-    if (st.prefill_tokens)
-        plan_line("prefill plan", &st.prefill_plan, &r->o.alloc);
+    fprintf(stderr, "KV cache: n_ctx %zu, %s, %zu bytes (%.1f MB); queued layers %d of %d\n",
+            tp_session_n_ctx(s), tp_dtype_name(r->o.kv_type), kv_bytes, mb(kv_bytes),
+            r->o.queued_layers, c->n_layer);
+    if (st.prefill_tokens) {
+        size_t chunk = tp_session_chunk(&r->o, r->n_prompt);
+        char title[96];
+        snprintf(title, sizeof title, chunk < r->n_prompt ? "prefill plan (chunks of %zu)" :
+                 "prefill plan", chunk);
+        plan_line(title, st.prefill_plan.nodes ? &st.prefill_plan : &st.decode_plan,
+                  &r->o.alloc);
+    }
     if (st.decode_tokens)
         plan_line("decode plan", st.decode_plan.nodes ? &st.decode_plan : &st.prefill_plan,
                   &r->o.alloc);
