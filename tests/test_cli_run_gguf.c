@@ -509,6 +509,74 @@ static void expect_exit(const char *args, int rc, const char *needle)
     cli_free(&r);
 }
 
+/* The last-token logits of `run PATH --prompt-tokens IDS --max-new 1 EXTRA` (vocab floats,
+ * from --dump-dir); the stderr summary into err (cap bytes). */
+static float *dumped_logits(const char *path, const char *ids, const char *extra, size_t vocab,
+                            char *err, size_t cap)
+{
+    char args[4096], dump[300], file[400];
+    path_in(dump, sizeof dump, "dump_kv");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s' %s",
+             path, ids, dump, extra);
+    cli_result r = run_ok(args);
+    snprintf(err, cap, "%s", r.err);
+    cli_free(&r);
+    snprintf(file, sizeof file, "%s/logits.f32", dump);
+    size_t len = 0;
+    char *raw = cli_slurp(file, &len);
+    assert_int_equal(len, vocab * sizeof(float));
+    float *out = malloc(len);
+    assert_non_null(out);
+    memcpy(out, raw, len);
+    free(raw);
+    return out;
+}
+
+/* --ubatch: chunked prefill gives the one-graph logits within f32 rounding (prompt lengths
+ * not multiples of the chunk); --kv-type: the KV line's bytes follow
+ * n_layer * n_ctx * n_kv_heads * head_dim * 2 * bytes per element. */
+static void test_kv_type_and_ubatch(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &c), TP_OK);
+    const size_t vocab = (size_t)c.vocab;
+    static char err[1 << 14];
+    const char *ids = "5 17 2 40 300 7 9 11 13 200 100";
+    float *whole = dumped_logits(llama_path, ids, "--ubatch 512", vocab, err, sizeof err);
+    assert_null(strstr(err, "chunks of"));
+    const char *chunks[] = {"--ubatch 1", "--ubatch 2", "--ubatch 4", "--ubatch 10"};
+    for (size_t k = 0; k < 4; k++) {
+        float *got = dumped_logits(llama_path, ids, chunks[k], vocab, err, sizeof err);
+        if (strcmp(chunks[k], "--ubatch 1") != 0)
+            assert_non_null(strstr(err, "prefill plan (chunks of"));
+        for (size_t v = 0; v < vocab; v++)
+            if (fabsf(got[v] - whole[v]) > 1e-5f * (1.0f + fabsf(whole[v])))
+                fail_msg("%s: logit %zu %.9g, one graph %.9g", chunks[k], v, (double)got[v],
+                         (double)whole[v]);
+        free(got);
+    }
+    free(whole);
+    const char *types[2] = {"f32", "f16"};
+    const size_t bpe[2] = {4, 2};
+    for (int t = 0; t < 2; t++) {
+        char extra[64], want[128];
+        snprintf(extra, sizeof extra, "--kv-type %s --n-ctx 40", types[t]);
+        free(dumped_logits(llama_path, ids, extra, vocab, err, sizeof err));
+        snprintf(want, sizeof want, "KV cache: n_ctx 40, %s, %zu bytes", types[t],
+                 (size_t)c.n_layer * 40 * (size_t)c.n_head_kv * (size_t)c.head_dim * 2 * bpe[t]);
+        if (!strstr(err, want))
+            fail_msg("'%s' not in:\n%s", want, err);
+    }
+    char args[512];
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type q8_0", llama_path);
+    expect_exit(args, 2, "multiple of 32");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type f64", llama_path);
+    expect_exit(args, 2, "--kv-type 'f64'");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --ubatch 0", llama_path);
+    expect_exit(args, 2, "--ubatch");
+}
+
 static void test_exit_codes(void **state)
 {
     (void)state;
@@ -569,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_strategies_equal),
         cmocka_unit_test(test_eog_stop),
         cmocka_unit_test(test_text_prompt_and_sampling),
+        cmocka_unit_test(test_kv_type_and_ubatch),
         cmocka_unit_test(test_exit_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
