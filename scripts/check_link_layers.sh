@@ -22,7 +22,8 @@ for l in $layers; do
     closure="$closure $n"; todo="$todo $(needs "$n")"
   done
   defs=$(for x in $closure; do nm -g --defined-only "$B/libtensorplan_$x.a" | awk 'NF == 3 {print $3}'; done | sort -u)
-  need=$(nm -g --undefined-only "$a" | awk '{print $NF}' | grep '^tp_' | sort -u)
+  # (NF >= 2: the symbol lines, not the "member.o:" line nm prints before each member)
+  need=$(nm -g --undefined-only "$a" | awk 'NF >= 2 {print $NF}' | grep '^tp_' | sort -u)
   up=$(printf '%s\n' "$need" | grep -vxF "$defs" | grep .)
   if [ -n "$up" ]; then
     echo "$l calls outside what it links ($closure):" $up

@@ -7,6 +7,7 @@
 set -e
 PKGS="gcc g++ make cmake pkg-config libcmocka-dev libcjson-dev libpcre2-dev $*"
 PKGS="$PKGS clang libclang-rt-dev" # libFuzzer for scripts/fuzz.sh (docs/fuzzing.md)
+PKGS="$PKGS python3" # scripts/check_doc_refs.py, CTest's check_doc_refs
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

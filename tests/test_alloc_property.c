@@ -119,6 +119,63 @@ static void random_graphs_every_plan_is_sound(void **state)
         check_one(seed);
 }
 
+/* tp_alloc_node_lifetime against the liveness of docs/allocator.md restated
+ * (tpt_oracle_lifetimes of tests/support/peak_oracle.h), on random graphs under every
+ * aliasing policy. */
+static void random_graphs_lifetimes_follow_the_spec(void **state)
+{
+    (void)state;
+    static const tp_alias_policy policies[] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER,
+                                               TP_ALIAS_NONE};
+    tp_allocator *a = NULL;
+    assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+    size_t f = 7, l = 9;
+    assert_int_equal(tp_alloc_node_lifetime(a, 0, &f, &l), 0); /* no plan yet */
+    assert_true(f == 7 && l == 9);
+    size_t raised = 0;
+    for (uint64_t seed = 0; seed < 120; seed++) {
+        tpt_random_graph_options ro = tpt_random_graph_defaults();
+        ro.n_nodes = 12 + (size_t)(seed % 70);
+        ro.n_layers = (int)(seed % 4);
+        tp_graph *g = NULL;
+        assert_int_equal(tpt_random_graph(seed, &ro, &g), TP_OK);
+        const size_t n = g->n_nodes;
+        size_t *first = malloc(2 * n * sizeof *first), *last = first + n;
+        assert_non_null(first);
+        tp_allocator_destroy(a); /* a fresh one: each graph has KV regions of its own shape */
+        assert_int_equal(tp_allocator_create_host(&a), TP_OK);
+        for (size_t pi = 0; pi < 3; pi++) {
+            tp_alloc_options o = tp_alloc_options_default();
+            o.aliasing = policies[pi];
+            o.strategy = seed % 2 ? TP_STRATEGY_ARENA : TP_STRATEGY_POOL;
+            assert_int_equal(tp_alloc_graph(a, g, &o), TP_OK);
+            tpt_oracle_lifetimes(g, a, first, last);
+            for (size_t i = 0; i < n; i++) {
+                size_t got_first = SIZE_MAX, got_last = SIZE_MAX;
+                assert_int_equal(tp_alloc_node_lifetime(a, i, &got_first, &got_last), 1);
+                if (got_first != first[i] || got_last != last[i])
+                    fail_msg("seed %llu %s node %zu '%s': lifetime [%zu, %zu], expected "
+                             "[%zu, %zu]", (unsigned long long)seed,
+                             tp_alias_policy_name(o.aliasing), i, g->nodes[i].name, got_first,
+                             got_last, first[i], last[i]);
+                if (tp_alloc_alias_of(a, i) != TP_NO_ALIAS) {
+                    size_t r = tp_alloc_alias_of(a, i), own = i;
+                    for (size_t j = i + 1; j < n; j++)
+                        for (size_t k = 0; k < g->nodes[j].n_src; k++)
+                            own = g->nodes[j].src[k] == r ? j : own;
+                    raised += last[r] > own;
+                }
+            }
+            assert_int_equal(tp_alloc_node_lifetime(a, n, &f, &l), 0);
+            assert_int_equal(tp_alloc_node_lifetime(a, 0, NULL, NULL), 1);
+        }
+        free(first);
+        tp_graph_destroy(g);
+    }
+    assert_true(raised > 0); /* some group root outlived its own consumers */
+    tp_allocator_destroy(a);
+}
+
 /* The generator is a pure function of (seed, options): the same seed twice gives the same
  * graph, node by node. */
 static void random_graph_is_deterministic(void **state)
@@ -239,6 +296,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_graphs_every_plan_is_sound),
+        cmocka_unit_test(random_graphs_lifetimes_follow_the_spec),
         cmocka_unit_test(random_graph_is_deterministic),
         cmocka_unit_test(random_graphs_cover_the_cases),
         cmocka_unit_test(rules_switched_off_are_caught_on_random_graphs),

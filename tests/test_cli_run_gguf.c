@@ -572,7 +572,7 @@ static void test_kv_type_and_ubatch(void **state)
     snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type q8_0", llama_path);
     expect_exit(args, 2, "multiple of 32");
     snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type f64", llama_path);
-    expect_exit(args, 2, "--kv-type 'f64'");
+    expect_exit(args, 2, "--kv-type: expected f32, f16 or q8_0");
     snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --ubatch 0", llama_path);
     expect_exit(args, 2, "--ubatch");
 }

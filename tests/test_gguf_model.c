@@ -200,6 +200,48 @@ static void test_key_refusals(void **state)
     refused(&m, "llama.rope.scaling.type", "llama3");
 }
 
+/* The rope keys go through the model's one check (tensorplan/model_family.h), on the file's
+ * values and again on the derived ones, with one message naming the file. Regression: a YaRN
+ * factor below e^-10 made the magnitude attn_factor x (1 + 0.1 ln factor) negative, which
+ * the loader accepted and only the graph builder refused. */
+static void test_rope_refusals(void **state)
+{
+    (void)state;
+    static const char *const bad[][3] = {
+        {"rope.freq_base=f:0", NULL, "rope_base 0"},
+        {"rope.freq_base=f:-2", NULL, "rope_base -2"},
+        {"rope.freq_base=f:nan", NULL, "rope_base nan"},
+        {"rope.scaling.factor=f:-2", NULL, "rope_freq_scale -0.5"},
+        {"rope.scaling.factor=f:inf", NULL, "rope_freq_scale 0"},
+        {"rope.scaling.attn_factor=f:0", NULL, "rope_attn_factor 0"},
+        {"rope.scaling.attn_factor=f:nan", NULL, "rope_attn_factor nan"},
+        /* a negative attn_factor whose YaRN magnitude would come out positive */
+        {"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-5", "rope_attn_factor -1"},
+        {"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-5", "rope_attn_factor -0.15"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mb_model m = base_llama();
+        m.extra_keys[0] = bad[i][0];
+        m.extra_keys[1] = bad[i][1];
+        if (i == 7)
+            m.extra_keys[2] = "rope.scaling.attn_factor=f:-1";
+        if (strncmp(bad[i][0], "rope.freq_base", 14) == 0)
+            m.skip_key = "llama.rope.freq_base"; /* the written one, replaced */
+        refused(&m, "rope parameters out of range", bad[i][2]);
+    }
+    /* the limits that pass: a factor below 1 with YaRN whose magnitude stays positive, and a
+     * negative factor ignored by type none is still refused (the file's own values) */
+    mb_model m = base_llama();
+    m.extra_keys[0] = "rope.scaling.type=s:yarn";
+    m.extra_keys[1] = "rope.scaling.factor=f:0.5";
+    tp_model_config c;
+    assert_int_equal(load(&m, &c), TP_OK);
+    assert_true(fabs(c.rope_attn_factor - (1.0 + 0.1 * log(0.5))) < 1e-6);
+    m.extra_keys[0] = "rope.scaling.type=s:none";
+    m.extra_keys[1] = "rope.scaling.factor=f:-1";
+    refused(&m, "rope parameters out of range", "rope_freq_scale -1");
+}
+
 static void test_tensor_refusals(void **state)
 {
     (void)state;
@@ -577,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_reads_both_families),
         cmocka_unit_test(test_defaults_and_rope_scaling),
         cmocka_unit_test(test_key_refusals),
+        cmocka_unit_test(test_rope_refusals),
         cmocka_unit_test(test_tensor_refusals),
         cmocka_unit_test(test_weight_bytes_and_views),
         cmocka_unit_test(test_write_round_trip),

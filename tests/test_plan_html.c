@@ -1,7 +1,8 @@
 /* The plan picture's library functions (include/tensorplan/plan_html.h): the page holds
  * every rectangle's data (read back from its embedded JSON with cJSON), "live at the peak"
  * equals a brute force over every step, the allocator's panels are a valid picture (no two
- * rectangles share a byte at a common step, all below the arena line), and refusals. */
+ * rectangles share a byte at a common step, all below the arena line), refusals, and the
+ * style sheet and script of src/picture/plan.css and plan.js carried byte for byte. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,12 +18,11 @@
 #include "support/xorshift.h"
 #include "tensorplan/plan_html.h"
 
-/* The page's text, through a temporary file. */
-static char *page_text(const tp_html_page *page)
+/* Everything in f from its start, NUL-terminated; closes f. */
+static char *stream_text(FILE *f)
 {
-    FILE *f = tmpfile();
     assert_non_null(f);
-    assert_int_equal(tp_html_page_write(page, f), TP_OK);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
     long n = ftell(f);
     assert_true(n > 0);
     rewind(f);
@@ -32,6 +32,15 @@ static char *page_text(const tp_html_page *page)
     text[n] = '\0';
     fclose(f);
     return text;
+}
+
+/* The page's text, through a temporary file. */
+static char *page_text(const tp_html_page *page)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(tp_html_page_write(page, f), TP_OK);
+    return stream_text(f);
 }
 
 /* The JSON object of <script id="tp-data" ...> ... </script>. */
@@ -375,6 +384,39 @@ static void test_unwritable_page(void **state)
     }
 }
 
+/* The text between open and the next close in page, which must be src/picture/NAME byte for
+ * byte: the page carries the style sheet and the script as they are in the source tree. */
+static void check_embedded(const char *page, const char *open, const char *close,
+                           const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/src/picture/%s", TP_SOURCE_DIR, name);
+    char *want = stream_text(fopen(path, "rb"));
+    const char *start = strstr(page, open);
+    assert_non_null(start);
+    start += strlen(open);
+    const char *end = strstr(start, close);
+    assert_non_null(end);
+    if ((size_t)(end - start) != strlen(want) || memcmp(start, want, strlen(want)) != 0)
+        fail_msg("the page's copy of %s (%zu bytes) differs from the file (%zu bytes)", name,
+                 (size_t)(end - start), strlen(want));
+    free(want);
+}
+
+static void test_page_embeds_plan_js_and_css(void **state)
+{
+    (void)state;
+    tp_html_page *page = NULL;
+    assert_int_equal(tp_html_page_create("embedded", &page), TP_OK);
+    char *text = page_text(page);
+    check_embedded(text, "<style>\n", "</style>", "plan.css");
+    const char *data = strstr(text, "<script id=\"tp-data\"");
+    assert_non_null(data);
+    check_embedded(data, "</script>\n<script>\n", "</script>", "plan.js");
+    free(text);
+    tp_html_page_destroy(page);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_alloc_panels),
         cmocka_unit_test(test_plan_explain_text),
         cmocka_unit_test(test_unwritable_page),
+        cmocka_unit_test(test_page_embeds_plan_js_and_css),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,9 +4,11 @@
 
 #include <stdio.h>
 
+#include "tensorplan/alloc.h"
 #include "tensorplan/model.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
+#include "cli_options.h"
 
 /* Exit codes, the same for every subcommand (documented in README and --help). */
 enum {
@@ -46,29 +48,8 @@ void tp_help_detokenize(FILE *out);
 int tp_cmd_write_model(int argc, char **argv);
 void tp_help_write_model(FILE *out);
 
-/* Option parsing shared by subcommands (tools/cli_util.c).
- * If argv[*i] is the flag NAME ("--name VALUE" or "--name=VALUE") or SHORT_NAME ("-o VALUE",
- * SHORT_NAME may be NULL), stores its value, moves *i past it and returns 1; returns 0 when
- * argv[*i] is not that flag; returns -1 after printing a message when the value is missing. */
-int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
-                      const char **value);
-
-/* A flag that takes a value, and where the value goes. */
-typedef struct tp_cli_flag {
-    const char *name;
-    const char **value;
-} tp_cli_flag;
-
-/* tp_cli_take_value for each of flags[0..n): 1 when argv[*i] was one of them (its value
- * stored, *i moved past it), 0 when none, -1 after a message when the value is missing. */
-int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, size_t n);
-
-/* An argument that is not a known flag: an unknown option ("-x", "--x"; "-" alone is a
- * name) is refused with a pointer to `tensorplan help COMMAND`; otherwise it becomes *slot,
- * the command's one positional argument WHAT, or is refused when *slot is already set.
- * Returns 0, or -1 after a message. */
-int tp_cli_take_positional(const char *command, const char *arg, const char **slot,
-                           const char *what);
+/* Helpers shared by the subcommands (tools/cli_util.c); the options themselves are read by
+ * the table of tools/cli_options.h. */
 
 /* The built-in model named MODEL (NULL: not given) into *cfg; returns 0, or -1 after a
  * message naming the built-in models. */
@@ -83,12 +64,11 @@ int tp_cli_parse_size(const char *flag, const char *text, size_t *value);
 int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo,
                        unsigned long long hi, unsigned long long *value);
 
+/* --strategy and --aliasing (alloc, run), when given, into *o. */
+void tp_cli_alloc_options(const tp_cli_args *a, tp_alloc_options *o);
+
 /* tp_csv_read, where PATH "-" reads standard input (named "(stdin)" in messages). */
 tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out);
-
-/* tp_cli_parse_count into a size_t. */
-int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,
-                            size_t *value);
 
 /* The exit code for a library failure while reading or planning an input file: a refused
  * input (TP_ERR_INVALID, TP_ERR_OVERFLOW) is TP_EXIT_BAD_INPUT, anything else (I/O, memory)

@@ -122,17 +122,3 @@ int tp_cli_parse_ids(const char *what, const char *text, size_t n_vocab, int32_t
     *n = k;
     return 0;
 }
-
-const char *tp_cli_first_positional(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (arg[0] == '-' && arg[1] != '\0') {
-            if (!strchr(arg, '='))
-                i++;
-            continue;
-        }
-        return arg;
-    }
-    return NULL;
-}

@@ -29,12 +29,6 @@ int tp_cli_read_text(const char *arg, char **text, size_t *len);
 int tp_cli_parse_ids(const char *what, const char *text, size_t n_vocab, int32_t **ids,
                      size_t *n);
 
-/* The first argument of argv[1..argc) that is neither a flag nor a flag's value, for
- * commands whose every flag takes a value ("--name VALUE" or "--name=VALUE"); NULL if none. */
-const char *tp_cli_first_positional(int argc, char **argv);
-
-#define TP_RUN_GGUF_DEFAULT_MAX_NEW 32
-
 /* tensorplan run on a GGUF file (tools/cmd_run_gguf.c); argv as tp_cmd_run's. */
 int tp_run_gguf(int argc, char **argv);
 

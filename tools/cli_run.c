@@ -8,40 +8,26 @@
 
 #include "cli.h"
 #include "tensorplan/graph_io.h"
+#include "tensorplan/kernels.h"
 #include "tensorplan/plan_html.h"
 
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc)
+void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o)
 {
-    if (strategy && tp_alloc_strategy_from_name(strategy, &alloc->strategy) != TP_OK) {
-        tp_cli_error("--strategy: %s", tp_last_error());
-        return -1;
-    }
-    if (aliasing && tp_alias_policy_from_name(aliasing, &alloc->aliasing) != TP_OK) {
-        tp_cli_error("--aliasing: %s", tp_last_error());
-        return -1;
-    }
-    return 0;
+    o->n_ctx = (size_t)a->opt[TP_OPT_N_CTX].count; /* 0 when absent: the session's default */
+    tp_cli_alloc_options(a, &o->alloc);
+    tp_cli_kv_options(a, o);
+    if (tp_cli_given(a, TP_OPT_THREADS))
+        tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
 }
 
-int tp_cli_run_kv_options(const char *kv_type, const char *ubatch, tp_session_options *o)
+void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o)
 {
-    o->kv_type = TP_DTYPE_F16;
-    o->ubatch = TP_DEFAULT_UBATCH;
-    if (kv_type) {
-        tp_dtype t = TP_DTYPE_F32;
-        if (tp_dtype_from_name(kv_type, &t) != TP_OK || t == TP_DTYPE_I32) {
-            tp_cli_error("--kv-type '%s': expected f32, f16 or q8_0", kv_type);
-            return -1;
-        }
-        o->kv_type = t;
-    }
-    unsigned long long u = 0;
-    if (ubatch) {
-        if (tp_cli_parse_count("--ubatch", ubatch, 1, 1ull << 30, &u) != 0)
-            return -1;
-        o->ubatch = (size_t)u;
-    }
-    return 0;
+    static const tp_dtype types[3] = {TP_DTYPE_F32, TP_DTYPE_F16, TP_DTYPE_Q8_0};
+    o->kv_type = TP_DTYPE_F16; /* the command line's default, as llama.cpp */
+    if (tp_cli_given(a, TP_OPT_KV_TYPE))
+        o->kv_type = types[a->opt[TP_OPT_KV_TYPE].choice];
+    o->ubatch = tp_cli_given(a, TP_OPT_UBATCH) ? (size_t)a->opt[TP_OPT_UBATCH].count
+                                                : TP_DEFAULT_UBATCH;
 }
 
 int tp_cli_run_check_kv_type(const tp_model_config *c, const tp_session_options *o)

@@ -7,15 +7,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli_options.h"
 #include "tensorplan/session.h"
 
-/* --strategy and --aliasing (each NULL when absent) into *alloc; 0, or -1 after a message. */
-int tp_cli_run_alloc_names(const char *strategy, const char *aliasing, tp_alloc_options *alloc);
+/* The options both kinds of run read alike into *o (from tp_session_options_default()):
+ * --n-ctx, --strategy, --aliasing, --kv-type, --ubatch; and --threads, which sets the
+ * kernels' threads. */
+void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o);
 
-/* --kv-type (f32, f16 or q8_0; default f16, as llama.cpp) and --ubatch (prefill chunk tokens,
- * 1 to 2^30; default TP_DEFAULT_UBATCH), each NULL when absent, into *o. 0, or -1 after a
- * message. */
-int tp_cli_run_kv_options(const char *kv_type, const char *ubatch, tp_session_options *o);
+/* --kv-type (default f16, as llama.cpp) and --ubatch (default TP_DEFAULT_UBATCH) into *o;
+ * tp_cli_run_options reads them too. */
+void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o);
 
 /* The KV type against the model (q8_0 needs head_dim a multiple of 32): 0, or -1 after a
  * message. */

@@ -1,61 +1,18 @@
-/* Small helpers shared by the subcommands: flags with values, byte counts, a clock. */
+/* Small helpers shared by the subcommands (tools/cli.h): the built-in model by name, byte
+ * counts and integers checked against a range, a CSV file or standard input, exit codes for
+ * library failures, JSON numbers and printing. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "common/error.h"
 #include "common/grow.h"
-
-int tp_cli_take_value(int argc, char **argv, int *i, const char *name, const char *short_name,
-                      const char **value)
-{
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
-        *value = arg + n + 1;
-        return 1;
-    }
-    if (strcmp(arg, name) != 0 && !(short_name && strcmp(arg, short_name) == 0))
-        return 0;
-    if (*i + 1 >= argc) {
-        tp_cli_error("%s needs a value (see 'tensorplan help %s')", arg, argv[0]);
-        return -1;
-    }
-    *value = argv[++*i];
-    return 1;
-}
-
-int tp_cli_take_flags(int argc, char **argv, int *i, const tp_cli_flag *flags, size_t n)
-{
-    for (size_t f = 0; f < n; f++) {
-        const int r = tp_cli_take_value(argc, argv, i, flags[f].name, NULL, flags[f].value);
-        if (r != 0)
-            return r;
-    }
-    return 0;
-}
-
-int tp_cli_take_positional(const char *command, const char *arg, const char **slot,
-                           const char *what)
-{
-    if (arg[0] == '-' && arg[1] != '\0') {
-        tp_cli_error("unknown option '%s' (see 'tensorplan help %s')", arg, command);
-        return -1;
-    }
-    if (*slot != NULL) {
-        tp_cli_error("unexpected argument '%s' (one %s only)", arg, what);
-        return -1;
-    }
-    *slot = arg;
-    return 0;
-}
 
 int tp_cli_builtin_model(const char *model, tp_model_config *cfg)
 {
@@ -68,6 +25,19 @@ int tp_cli_builtin_model(const char *model, tp_model_config *cfg)
         return -1;
     }
     return 0;
+}
+
+void tp_cli_alloc_options(const tp_cli_args *a, tp_alloc_options *o)
+{
+    /* in the order of the rows' choices */
+    static const tp_alloc_strategy strategies[] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA,
+                                                   TP_STRATEGY_NAIVE};
+    static const tp_alias_policy policies[] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER,
+                                               TP_ALIAS_NONE};
+    if (tp_cli_given(a, TP_OPT_STRATEGY))
+        o->strategy = strategies[a->opt[TP_OPT_STRATEGY].choice];
+    if (tp_cli_given(a, TP_OPT_ALIASING))
+        o->aliasing = policies[a->opt[TP_OPT_ALIASING].choice];
 }
 
 int tp_cli_parse_size(const char *flag, const char *text, size_t *value)
@@ -125,16 +95,6 @@ int tp_cli_parse_count(const char *flag, const char *text, unsigned long long lo
         return -1;
     }
     *value = v;
-    return 0;
-}
-
-int tp_cli_parse_count_size(const char *flag, const char *text, size_t lo, size_t hi,
-                            size_t *value)
-{
-    unsigned long long v;
-    if (tp_cli_parse_count(flag, text, lo, hi, &v) != 0)
-        return -1;
-    *value = (size_t)v;
     return 0;
 }
 

@@ -11,32 +11,17 @@
 
 void tp_help_alloc(FILE *out)
 {
-    fprintf(out,
-        "usage: tensorplan alloc GRAPH.json [--strategy pool|arena|naive]\n"
-        "                        [--aliasing sole-consumer|last-consumer|none]\n"
-        "                        [--exact-sizes] [--plan PLAN.json] [--html FILE]\n"
-        "                        [--explain]\n"
+    tp_cli_help_usage(out, "usage: ", TP_CMD_ALLOC, "GRAPH.json");
+    fputs(
         "\n"
         "Runs the graph allocator on a graph file (format tensorplan-graph, written by\n"
         "'tensorplan graph --json'): liveness in build order with inputs and outputs pinned,\n"
         "inputs allocated first, buffers swept back to per-backend pools, in-place aliasing,\n"
         "dead nodes unmapped, two persistent KV regions per layer. Prints the statistics.\n"
-        "\n"
-        "options:\n"
-        "  --strategy S    pool (default): exact-length pool buffers requested by size class;\n"
-        "                  arena: one arena per backend, windows at offsets from the planner;\n"
-        "                  naive: every live node its own exact-size buffer (the reference)\n"
-        "  --aliasing P    sole-consumer (default): silu and rope write into their first\n"
-        "                  source when it has no other consumer; last-consumer: also add,\n"
-        "                  mul, rms_norm and swiglu, whenever they are the source's last\n"
-        "                  consumer (ggml's rule); none: never\n"
-        "  --exact-sizes   request activation buffers at their exact sizes, not by class\n"
-        "  --plan FILE     write the plan JSON (format tensorplan-plan, version 1)\n"
-        "  --html FILE     write a picture of the plan (one panel per backend and one of the\n"
-        "                  KV regions) as one self-contained HTML page (docs/picture.md)\n"
-        "  --explain       after the statistics, the nodes live at the step where live\n"
-        "                  bytes peak, largest first, with their share of the peak\n"
-        "  -h, --help      this text\n"
+        "\n",
+        out);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_ALLOC), 0);
+    fputs(
         "\n"
         "output: nodes (live, in place, dead), buffers (activation, persistent, named by a\n"
         "node), bytes per backend, activation bytes next to the naive total (every node its\n"
@@ -53,7 +38,8 @@ void tp_help_alloc(FILE *out)
         "examples:\n"
         "  tensorplan graph qwen2.5-0.5b --tokens 1 --json g.json\n"
         "  tensorplan alloc g.json --plan p.json\n"
-        "  tensorplan alloc g.json --strategy arena --aliasing last-consumer\n");
+        "  tensorplan alloc g.json --strategy arena --aliasing last-consumer\n",
+        out);
 }
 
 static double mb(size_t bytes)
@@ -107,42 +93,16 @@ static void print_stats(const char *path, const tp_alloc_options *o, const tp_al
 
 int tp_cmd_alloc(int argc, char **argv)
 {
-    const char *path = NULL, *plan_path = NULL, *html_path = NULL;
-    int explain = 0;
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_ALLOC, argc, argv, &o) != 0)
+        return TP_EXIT_USAGE;
+    const char *path = o.pos[0], *plan_path = o.opt[TP_OPT_PLAN_FILE].text;
+    const char *html_path = o.opt[TP_OPT_HTML].text;
+    const int explain = tp_cli_given(&o, TP_OPT_EXPLAIN);
     tp_alloc_options opts = tp_alloc_options_default();
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int r;
-        if ((r = tp_cli_take_value(argc, argv, &i, "--strategy", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            if (tp_alloc_strategy_from_name(v, &opts.strategy) != TP_OK) {
-                tp_cli_error("--strategy: %s", tp_last_error());
-                return TP_EXIT_USAGE;
-            }
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--aliasing", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            if (tp_alias_policy_from_name(v, &opts.aliasing) != TP_OK) {
-                tp_cli_error("--aliasing: %s", tp_last_error());
-                return TP_EXIT_USAGE;
-            }
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--plan", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            plan_path = v;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &v)) != 0) {
-            if (r < 0)
-                return TP_EXIT_USAGE;
-            html_path = v;
-        } else if (strcmp(argv[i], "--explain") == 0) {
-            explain = 1;
-        } else if (strcmp(argv[i], "--exact-sizes") == 0) {
-            opts.size_classes = 0;
-        } else if (tp_cli_take_positional(argv[0], argv[i], &path, "GRAPH.json") != 0) {
-            return TP_EXIT_USAGE;
-        }
-    }
+    tp_cli_alloc_options(&o, &opts);
+    if (tp_cli_given(&o, TP_OPT_EXACT_SIZES))
+        opts.size_classes = 0;
     if (!path) {
         tp_cli_error("GRAPH.json is missing");
         return TP_EXIT_USAGE;

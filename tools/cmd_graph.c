@@ -11,29 +11,18 @@
 
 void tp_help_graph(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_GRAPH, "MODEL --tokens N (--json FILE | --dot FILE)");
     fprintf(out,
-        "usage: tensorplan graph MODEL --tokens N [--n-out K] [--n-ctx C] [--no-fuse]\n"
-        "                        [--queued-layers K] (--json FILE | --dot FILE)\n"
         "\n"
         "Builds the decoder graph of a built-in model for one forward pass of N tokens,\n"
         "assigns backends, applies SwiGLU fusion, and writes the result. The graph is the\n"
         "input of 'tensorplan alloc'.\n"
         "\n"
         "MODEL: %s\n"
-        "\n"
-        "options:\n"
-        "  --tokens N         tokens in the pass (1 = a decode step, more = a prefill)\n"
-        "  --n-out K          rows of logits wanted, 1 <= K <= N (default N); K < N gathers\n"
-        "                     the last layer's tail rows, e.g. --n-out 1 for the next token\n"
-        "  --n-ctx C          KV context requested (default %d); the context used is\n"
-        "                     min(max(C, N), the model's maximum), as for a real run\n"
-        "  --no-fuse          keep mul(silu(gate), up) instead of swiglu(gate, up)\n"
-        "  --queued-layers K  put layers [0, K) on the queued (device-like) backend; the\n"
-        "                     rest, the embedding and the head stay on cpu (default 0)\n"
-        "  --json FILE        write the graph JSON (format tensorplan-graph, version 1)\n"
-        "  --dot FILE         write Graphviz DOT: nodes coloured by backend, inputs and\n"
-        "                     outputs marked, dead nodes dashed, a legend\n"
-        "  -h, --help         this text\n"
+        "\n",
+        tp_model_builtin_names());
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_GRAPH), 0);
+    fputs(
         "At least one of --json and --dot is needed; both may be given.\n"
         "One summary line goes to stdout.\n"
         "\n"
@@ -47,33 +36,20 @@ void tp_help_graph(FILE *out)
         "  tensorplan graph qwen2.5-0.5b --tokens 440 --n-out 1 --json prefill.json\n"
         "  tensorplan graph tiny --tokens 4 --queued-layers 2 --dot tiny.dot\n"
         "  dot -Tsvg tiny.dot -o tiny.svg\n",
-        tp_model_builtin_names(), TP_DEFAULT_N_CTX);
+        out);
 }
 
 int tp_cmd_graph(int argc, char **argv)
 {
-    const char *model = NULL, *json = NULL, *dot = NULL;
-    const char *tokens_s = NULL, *n_out_s = NULL, *n_ctx_s = NULL, *queued_s = NULL;
-    int fuse = 1;
-    const tp_cli_flag flags[] = {
-        { "--tokens", &tokens_s }, { "--n-out", &n_out_s },         { "--n-ctx", &n_ctx_s },
-        { "--json", &json },       { "--queued-layers", &queued_s }, { "--dot", &dot },
-    };
-    for (int i = 1; i < argc; i++) {
-        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return TP_EXIT_USAGE;
-        if (taken)
-            continue;
-        if (strcmp(argv[i], "--no-fuse") == 0)
-            fuse = 0;
-        else if (tp_cli_take_positional(argv[0], argv[i], &model, "MODEL") != 0)
-            return TP_EXIT_USAGE;
-    }
-    tp_model_config cfg;
-    if (tp_cli_builtin_model(model, &cfg) != 0)
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_GRAPH, argc, argv, &o) != 0)
         return TP_EXIT_USAGE;
-    if (!tokens_s) {
+    const char *json = o.opt[TP_OPT_GRAPH_JSON].text, *dot = o.opt[TP_OPT_DOT].text;
+    const int fuse = !tp_cli_given(&o, TP_OPT_NO_FUSE);
+    tp_model_config cfg;
+    if (tp_cli_builtin_model(o.pos[0], &cfg) != 0)
+        return TP_EXIT_USAGE;
+    if (!tp_cli_given(&o, TP_OPT_TOKENS)) {
         tp_cli_error("--tokens N is required");
         return TP_EXIT_USAGE;
     }
@@ -81,18 +57,17 @@ int tp_cmd_graph(int argc, char **argv)
         tp_cli_error("nothing to write: give --json FILE and/or --dot FILE");
         return TP_EXIT_USAGE;
     }
-    const size_t max_ctx = (size_t)cfg.max_ctx;
-    size_t tokens, n_out, n_ctx = TP_DEFAULT_N_CTX, queued = 0;
-    if (tp_cli_parse_count_size("--tokens", tokens_s, 1, max_ctx, &tokens) != 0)
+    if (tp_cli_bound(&o, TP_OPT_TOKENS, (unsigned long long)cfg.max_ctx) != 0)
         return TP_EXIT_USAGE;
-    n_out = tokens;
-    if (n_out_s && tp_cli_parse_count_size("--n-out", n_out_s, 1, tokens, &n_out) != 0)
+    const size_t tokens = (size_t)o.opt[TP_OPT_TOKENS].count;
+    if (tp_cli_bound(&o, TP_OPT_N_OUT, tokens) != 0 ||
+        tp_cli_bound(&o, TP_OPT_QUEUED_LAYERS, (unsigned long long)cfg.n_layer) != 0)
         return TP_EXIT_USAGE;
-    if (n_ctx_s && tp_cli_parse_count_size("--n-ctx", n_ctx_s, 1, SIZE_MAX / 2, &n_ctx) != 0)
-        return TP_EXIT_USAGE;
-    if (queued_s &&
-        tp_cli_parse_count_size("--queued-layers", queued_s, 0, (size_t)cfg.n_layer, &queued) != 0)
-        return TP_EXIT_USAGE;
+    const size_t n_out = tp_cli_given(&o, TP_OPT_N_OUT) ? (size_t)o.opt[TP_OPT_N_OUT].count
+                                                         : tokens;
+    const size_t queued = (size_t)o.opt[TP_OPT_QUEUED_LAYERS].count;
+    size_t n_ctx = tp_cli_given(&o, TP_OPT_N_CTX) ? (size_t)o.opt[TP_OPT_N_CTX].count
+                                                  : TP_DEFAULT_N_CTX;
     /* The rule a run uses (computed once, so prefill and decode size the same KV regions). */
     tp_session_options ctx_opts = tp_session_options_default();
     ctx_opts.n_ctx = n_ctx;

@@ -13,20 +13,21 @@ enum { SHOWN_ELEMS = 8, SHOWN_CHARS = 64 };
 
 void tp_help_inspect(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_INSPECT, "FILE.gguf");
     fprintf(out,
-        "usage: tensorplan inspect FILE.gguf [--json]\n"
         "\n"
         "Checks a GGUF file as the reader does (docs/gguf.md) and shows its version,\n"
         "alignment and data offset, every metadata key with its type and value (arrays with\n"
         "their length and first %d elements), the tensor table (name, type, shape in ne\n"
         "order, bytes, offset in the data section) and the bytes per tensor type with a\n"
         "total. Only the header is read, not the weights.\n"
+        "\n",
+        SHOWN_ELEMS);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_INSPECT), 0);
+    fputs(
         "\n"
-        "options:\n"
-        "  --json      print one JSON object instead: version, alignment, data_offset,\n"
-        "              file_size, metadata, tensors [{name, type, shape, bytes, offset}],\n"
-        "              bytes_per_type, total_bytes\n"
-        "  -h, --help  this text\n"
+        "--json prints one object: version, alignment, data_offset, file_size, metadata,\n"
+        "tensors [{name, type, shape, bytes, offset}], bytes_per_type, total_bytes.\n"
         "\n"
         "exit codes:\n"
         "  0  shown\n"
@@ -36,7 +37,7 @@ void tp_help_inspect(FILE *out)
         "\n"
         "example:\n"
         "  tensorplan inspect qwen2.5-0.5b-instruct-q8_0.gguf\n",
-        SHOWN_ELEMS);
+        out);
 }
 
 /* A string value, quoted, control bytes escaped, cut after SHOWN_CHARS bytes. */
@@ -245,14 +246,11 @@ static int print_json(const tp_gguf *g)
 
 int tp_cmd_inspect(int argc, char **argv)
 {
-    const char *path = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (tp_cli_take_positional(argv[0], argv[i], &path, "FILE.gguf") != 0)
-            return TP_EXIT_USAGE;
-    }
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_INSPECT, argc, argv, &o) != 0)
+        return TP_EXIT_USAGE;
+    const char *path = o.pos[0];
+    const int json = tp_cli_given(&o, TP_OPT_JSON);
     if (!path) {
         tp_cli_error("FILE.gguf is missing (see 'tensorplan help inspect')");
         return TP_EXIT_USAGE;

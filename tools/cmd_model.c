@@ -14,15 +14,14 @@
 #include "tensorplan/gguf.h"
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/model.h"
+#include "tensorplan/model_family.h"
 #include "tensorplan/plan_html.h"
 
-#define DEFAULT_PROMPT 440
 
 void tp_help_model(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_MODEL, "MODEL");
     fprintf(out,
-        "usage: tensorplan model MODEL [--prompt N] [--n-ctx C] [--kv-type T] [--ubatch U]\n"
-        "                        [--json] [--budget BYTES] [--html FILE] [--explain]\n"
         "\n"
         "Reports the memory a model needs before anything runs. MODEL is a GGUF file (only its\n"
         "metadata and tensor infos are read, never a weight byte) or a built-in config. Shows\n"
@@ -36,28 +35,15 @@ void tp_help_model(FILE *out)
         "prefill and decode activation bytes (docs/gguf.md, \"tensorplan model\").\n"
         "\n"
         "built-in MODEL: %s\n"
+        "\n",
+        tp_model_builtin_names());
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_MODEL), 0);
+    fputs(
         "\n"
-        "options:\n"
-        "  --prompt N      prompt tokens of the prefill (default %d, at most the model's\n"
-        "                  maximum context)\n"
-        "  --n-ctx C       KV context requested (default %d); the context used is\n"
-        "                  min(max(C, N), the model's maximum)\n"
-        "  --kv-type T     the KV cache's type: f32, f16 (default, as llama.cpp) or q8_0\n"
-        "                  (head_dim a multiple of 32)\n"
-        "  --ubatch U      prefill chunk tokens (default %d): a longer prompt is planned as\n"
-        "                  chunks of U, so its activations do not grow with N\n"
-        "  --json          one JSON object: weight_bytes, weight_bytes_by_type, n_ctx, prompt,\n"
-        "                  ubatch, prefill_tokens, kv_type, kv_bytes, kv_bytes_by_type, prefill\n"
-        "                  and decode plans, totals, total_bytes (smallest)\n"
-        "  --budget BYTES  BYTES (suffix K, M or G: powers of 1024): does the smallest total fit\n"
-        "                  at the requested context, the largest context that fits (prompt\n"
-        "                  min(N, context)) and the largest prompt that fits (context = prompt)\n"
-        "  --html FILE     write a picture of the prefill and decode plans (pool strategy,\n"
-        "                  sole-consumer aliasing) side by side as one self-contained HTML\n"
-        "                  page (docs/picture.md)\n"
-        "  --explain       for both plans, the nodes live at the step where live bytes peak,\n"
-        "                  largest first, with their share of the peak\n"
-        "  -h, --help      this text\n"
+        "--json prints one object: weight_bytes, weight_bytes_by_type, n_ctx, prompt, ubatch,\n"
+        "prefill_tokens, kv_type, kv_bytes, kv_bytes_by_type, prefill and decode plans,\n"
+        "totals, total_bytes (smallest).\n"
+        "--html draws the pool strategy under sole-consumer aliasing.\n"
         "\n"
         "exit codes:\n"
         "  0  reported (and, with --budget, fits)\n"
@@ -67,31 +53,22 @@ void tp_help_model(FILE *out)
         "  4  with --budget: does not fit at the requested context\n"
         "\n"
         "examples:\n"
-        "  tensorplan model qwen2.5-0.5b --prompt 440\n"
+        "  tensorplan model qwen2.5-0.5b --prompt-len 440\n"
         "  tensorplan model model.gguf --n-ctx 8192 --budget 6G\n",
-        tp_model_builtin_names(), DEFAULT_PROMPT, TP_DEFAULT_N_CTX, TP_DEFAULT_UBATCH);
+        out);
 }
 
-/* Parameters of the f32 weights of a built-in config (the tensors model.h names). */
+/* Parameters of the f32 weights of a built-in config: every tensor of the table
+ * (tensorplan/model_family.h) whose group the config's flags ask for. */
 static size_t weight_params(const tp_model_config *c)
 {
-    size_t ne = (size_t)c->n_embd, q = (size_t)(c->n_head * c->head_dim);
-    size_t kv = (size_t)(c->n_head_kv * c->head_dim), nf = (size_t)c->n_ff;
-    size_t layer = ne                                   /* attn_norm        */
-                   + ne * q + ne * kv * 2               /* q, k, v matrices */
-                   + (c->qkv_bias ? q + 2 * kv : 0)     /* their biases     */
-                   + q * ne                             /* attn_output      */
-                   + (c->attn_out_bias ? ne : 0)        /* its bias         */
-                   + ne                                 /* ffn_norm         */
-                   + 3 * ne * nf                        /* gate, up, down   */
-                   + (c->ffn_bias ? 2 * nf + ne : 0);   /* their biases     */
-    size_t total = (size_t)c->vocab * ne + (size_t)c->n_layer * layer + ne;
-    if (!c->tied_embeddings)
-        total += (size_t)c->vocab * ne;
-    if (c->output_bias)
-        total += (size_t)c->vocab;
-    if (c->rope_freqs)
-        total += (size_t)c->head_dim / 2;
+    size_t n = 0, total = 0;
+    const tp_model_tensor *t = tp_model_tensors(&n);
+    for (size_t i = 0; i < n; i++)
+        if (tp_model_group_present(c, t[i].group))
+            total += (size_t)tp_model_tensor_dim(c, t[i].ne0) *
+                     (size_t)tp_model_tensor_dim(c, t[i].ne1) *
+                     (size_t)(t[i].per_layer ? c->n_layer : 1);
     return total;
 }
 
@@ -280,33 +257,6 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
     return TP_EXIT_OK;
 }
 
-typedef struct model_args {
-    const char *model, *prompt, *n_ctx, *budget, *html, *kv_type, *ubatch;
-    int json, explain;
-} model_args;
-
-static int parse_args(int argc, char **argv, model_args *a)
-{
-    memset(a, 0, sizeof *a);
-    const tp_cli_flag flags[] = {
-        {"--prompt", &a->prompt}, {"--n-ctx", &a->n_ctx}, {"--budget", &a->budget},
-        {"--html", &a->html}, {"--kv-type", &a->kv_type}, {"--ubatch", &a->ubatch}};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--explain") == 0) {
-            *(argv[i][2] == 'j' ? &a->json : &a->explain) = 1;
-            continue;
-        }
-        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return -1;
-        if (taken)
-            continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &a->model, "MODEL") != 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* --html and --explain: the default plans of the prefill and decode graphs reported above. */
 static int picture(const mr_model *m, size_t prompt, size_t n_ctx, const char *html,
                    int explain, int quiet)
@@ -326,7 +276,8 @@ static int picture(const mr_model *m, size_t prompt, size_t n_ctx, const char *h
     dec.n_tokens = 1;
     if (explain)
         printf("\n");
-    if (tp_html_model_report(html, explain ? stdout : NULL, &m->cfg, &pre, &dec, NULL) != TP_OK) {
+    if (tp_html_model_report(html, explain ? stdout : NULL, &m->cfg, &pre, &dec, NULL) !=
+        TP_OK) {
         tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
@@ -337,45 +288,50 @@ static int picture(const mr_model *m, size_t prompt, size_t n_ctx, const char *h
 
 int tp_cmd_model(int argc, char **argv)
 {
-    model_args a;
-    if (parse_args(argc, argv, &a) != 0)
+    tp_cli_args a;
+    if (tp_cli_parse(TP_CMD_MODEL, argc, argv, &a) != 0)
         return TP_EXIT_USAGE;
+    const int json = tp_cli_given(&a, TP_OPT_JSON), has_budget = tp_cli_given(&a, TP_OPT_BUDGET);
     mr_model m;
     tp_gguf *g = NULL;
-    int rc = load_model(a.model, &m, &g);
-    size_t max_ctx = (size_t)m.cfg.max_ctx, prompt = DEFAULT_PROMPT, n_ctx = TP_DEFAULT_N_CTX;
+    int rc = load_model(a.pos[0], &m, &g);
+    size_t max_ctx = (size_t)m.cfg.max_ctx, prompt = TP_MODEL_DEFAULT_PROMPT;
+    const size_t n_ctx = tp_cli_given(&a, TP_OPT_N_CTX) ? (size_t)a.opt[TP_OPT_N_CTX].count
+                                                        : TP_DEFAULT_N_CTX;
     mr_budget budget;
     memset(&budget, 0, sizeof budget);
+    budget.bytes = a.opt[TP_OPT_BUDGET].size;
     if (rc == TP_EXIT_OK) {
         if (prompt > max_ctx)
             prompt = max_ctx;
-        if ((a.prompt && tp_cli_parse_count_size("--prompt", a.prompt, 1, max_ctx, &prompt)) ||
-            (a.n_ctx && tp_cli_parse_count_size("--n-ctx", a.n_ctx, 1, SIZE_MAX / 2, &n_ctx)) ||
-            (a.budget && tp_cli_parse_size("--budget", a.budget, &budget.bytes)))
+        if (tp_cli_bound(&a, TP_OPT_PROMPT_LEN, max_ctx) != 0)
             rc = TP_EXIT_USAGE;
+        else if (tp_cli_given(&a, TP_OPT_PROMPT_LEN))
+            prompt = (size_t)a.opt[TP_OPT_PROMPT_LEN].count;
     }
     if (rc == TP_EXIT_OK) {
         tp_session_options ko = tp_session_options_default();
-        if (tp_cli_run_kv_options(a.kv_type, a.ubatch, &ko) != 0 ||
-            tp_cli_run_check_kv_type(&m.cfg, &ko) != 0)
+        tp_cli_kv_options(&a, &ko);
+        if (tp_cli_run_check_kv_type(&m.cfg, &ko) != 0)
             rc = TP_EXIT_USAGE;
         m.kv_type = ko.kv_type;
         m.ubatch = ko.ubatch;
     }
     mr_report r;
     if (rc == TP_EXIT_OK && (mr_compute(&m, n_ctx, prompt, &r) != TP_OK ||
-                             (a.budget && mr_budget_search(&m, &r, prompt, &budget) != TP_OK))) {
+                             (has_budget && mr_budget_search(&m, &r, prompt, &budget) != TP_OK))) {
         tp_cli_error("%s", tp_last_error());
         rc = TP_EXIT_ERROR;
     }
     if (rc == TP_EXIT_OK) {
-        if (a.json)
-            rc = print_json(&m, &r, a.budget ? &budget : NULL);
+        if (json)
+            rc = print_json(&m, &r, has_budget ? &budget : NULL);
         else
-            print_text(&m, &r, a.budget ? &budget : NULL);
+            print_text(&m, &r, has_budget ? &budget : NULL);
         if (rc == TP_EXIT_OK)
-            rc = picture(&m, r.chunk, r.n_ctx, a.html, a.explain, a.json);
-        if (rc == TP_EXIT_OK && a.budget && !budget.fits)
+            rc = picture(&m, r.chunk, r.n_ctx, a.opt[TP_OPT_HTML].text,
+                         tp_cli_given(&a, TP_OPT_EXPLAIN), json);
+        if (rc == TP_EXIT_OK && has_budget && !budget.fits)
             rc = TP_EXIT_NO_FIT;
     }
     tp_gguf_close(g);

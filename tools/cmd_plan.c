@@ -1,5 +1,4 @@
 /* tensorplan plan: place the buffers of a MiniMalloc CSV problem in one arena. */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +15,13 @@
 
 void tp_help_plan(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_PLAN, "PROBLEM.csv");
     fputs(
-        "usage: tensorplan plan PROBLEM.csv [-o SOLUTION.csv] [--capacity BYTES]\n"
-        "                       [--strategy greedy|portfolio|exact] [--time-limit SECONDS]\n"
-        "                       [--align BYTES] [--threads N] [--json] [--html FILE]\n"
-        "                       [--explain]\n"
         "\n"
         "Places every buffer of a static memory allocation problem at a byte offset in one\n"
         "arena, so that buffers live at the same time never share a byte, and prints a\n"
         "summary. The default planner is tp_plan_offsets: greedy best fit by decreasing\n"
-        "size; --strategy chooses another.\n"
+        "size; --planner chooses another.\n"
         "\n"
         "input: MiniMalloc CSV (google/minimalloc), a header line, then one row per buffer:\n"
         "    id,lower,upper,size\n"
@@ -45,45 +41,22 @@ void tp_help_plan(FILE *out)
         "output (-o): the same rows in the same order, with an offset column added:\n"
         "    id,lower,upper,size,offset\n"
         "    b1,0,3,4,0\n"
-        "\n"
-        "options:\n"
-        "  -o, --output FILE  write the solution to FILE. It is written to a temporary file\n"
-        "                     renamed at the end, so a failure leaves no partial file. '-'\n"
-        "                     writes it to stdout (the summary then goes to stderr). Without\n"
-        "                     -o no solution is written.\n"
-        "  --capacity BYTES   the bytes available: exit 4 when the arena is larger (the\n"
-        "                     solution is still written, for inspection)\n"
-        "  --strategy NAME    greedy (default: tp_plan_offsets), portfolio (the best of\n"
-        "                     nine greedy orders, run on every processor) or exact (a\n"
-        "                     search, after the portfolio: with --capacity it\n"
-        "                     finds a plan that fits or proves there is none, otherwise it\n"
-        "                     minimises the arena; the summary says whether it is proven)\n"
-        "  --time-limit SECS  stop after SECS seconds and keep the best plan so far (flagged\n"
-        "                     not proven); 0 or absent: no limit\n"
-        "  --align BYTES      every offset a multiple of BYTES (a power of two)\n"
-        "  --threads N        threads the planner may use: 0 (default) every processor,\n"
-        "                     1 the calling thread only; the plan is the same\n"
-        "  --json             print the summary as one JSON object on stdout (fields in\n"
-        "                     docs/json-output.md; not with -o -)\n"
-        "  --html FILE        write a picture of the plan as one self-contained HTML page\n"
-        "                     (docs/picture.md)\n"
-        "  --explain          after the summary, the buffers live at the step where live\n"
-        "                     bytes peak, largest first, with their share of the peak\n"
-        "  -h, --help         this text\n"
         "\n",
         out);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_PLAN), 0);
     fputs(
+        "\n"
         "progress: when stderr is a terminal and planning takes more than about 0.1 s, one\n"
         "line there is kept up to date (tensors placed by the greedy pass under way, best\n"
         "arena so far, lower bound, elapsed, search nodes) and cleared at the end; nothing\n"
         "is written when stderr is not a terminal.\n"
         "\n"
         "BYTES takes a suffix K, M or G (powers of 1024): --capacity 1M is 1048576.\n"
-        "PROBLEM.csv '-' reads standard input.\n"
+        "PROBLEM.csv '-' reads standard input. A repeated option: the last one counts.\n"
         "\n"
         "summary: buffers; peak = the most bytes live at one time, a lower bound for any\n"
         "arena; arena = the height of the plan; arena/peak; whether it fits the capacity;\n"
-        "with --strategy portfolio or exact, --time-limit or --align, the order or search\n"
+        "with --planner portfolio or exact, --time-limit or --align, the order or search\n"
         "that won and what is proven; the time planning took.\n"
         "\n"
         "exit codes:\n"
@@ -99,8 +72,9 @@ void tp_help_plan(FILE *out)
         out);
 }
 
-/* Everything the command line can ask of `plan`. A new flag adds a field here, a clause in
- * parse_args and, if it changes how offsets are computed, a branch in run_planner. */
+/* Everything the command line can ask of `plan`. A new option adds a row to the table
+ * (tools/cli_options.h), a field here read in parse_args and, if it changes how offsets are
+ * computed, a branch in run_planner. */
 typedef struct plan_args {
     const char *problem;
     const char *output; /* NULL: none; "-": stdout */
@@ -117,66 +91,23 @@ typedef struct plan_args {
 
 static int parse_args(int argc, char **argv, plan_args *a)
 {
+    static const tp_plan_strategy planners[] = {TP_PLAN_GREEDY, TP_PLAN_PORTFOLIO,
+                                                TP_PLAN_EXACT};
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_PLAN, argc, argv, &o) != 0)
+        return -1;
     memset(a, 0, sizeof *a);
-    a->strategy = TP_PLAN_GREEDY;
-    a->align = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int r;
-        if ((r = tp_cli_take_value(argc, argv, &i, "--output", "-o", &value)) != 0) {
-            if (r < 0)
-                return -1;
-            a->output = value;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--capacity", NULL, &value)) != 0) {
-            if (r < 0 || tp_cli_parse_size("--capacity", value, &a->capacity) != 0)
-                return -1;
-            a->has_capacity = 1;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--strategy", NULL, &value)) != 0) {
-            if (r < 0)
-                return -1;
-            if (strcmp(value, "greedy") == 0)
-                a->strategy = TP_PLAN_GREEDY;
-            else if (strcmp(value, "portfolio") == 0)
-                a->strategy = TP_PLAN_PORTFOLIO;
-            else if (strcmp(value, "exact") == 0)
-                a->strategy = TP_PLAN_EXACT;
-            else {
-                tp_cli_error("--strategy wants greedy, portfolio or exact, got '%s'", value);
-                return -1;
-            }
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--time-limit", NULL, &value)) != 0) {
-            char *end = NULL;
-            if (r < 0)
-                return -1;
-            a->time_limit = strtod(value, &end);
-            if (end == value || *end != '\0' || !(a->time_limit >= 0) || isinf(a->time_limit)) {
-                tp_cli_error("--time-limit wants seconds >= 0, got '%s'", value);
-                return -1;
-            }
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--align", NULL, &value)) != 0) {
-            if (r < 0 || tp_cli_parse_size("--align", value, &a->align) != 0)
-                return -1;
-            if (a->align == 0 || (a->align & (a->align - 1)) != 0) {
-                tp_cli_error("--align wants a power of two, got '%s'", value);
-                return -1;
-            }
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--threads", NULL, &value)) != 0) {
-            unsigned long long n = 0;
-            if (r < 0 || tp_cli_parse_count("--threads", value, 0, 1024, &n) != 0)
-                return -1;
-            a->threads = (unsigned)n;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            a->json = 1;
-        } else if ((r = tp_cli_take_value(argc, argv, &i, "--html", NULL, &value)) != 0) {
-            if (r < 0)
-                return -1;
-            a->html = value;
-        } else if (strcmp(argv[i], "--explain") == 0) {
-            a->explain = 1;
-        } else if (tp_cli_take_positional(argv[0], argv[i], &a->problem, "PROBLEM.csv") != 0) {
-            return -1;
-        }
-    }
+    a->problem = o.pos[0];
+    a->output = o.opt[TP_OPT_OUTPUT].text;
+    a->has_capacity = tp_cli_given(&o, TP_OPT_CAPACITY);
+    a->capacity = o.opt[TP_OPT_CAPACITY].size;
+    a->strategy = planners[o.opt[TP_OPT_PLANNER].choice];
+    a->time_limit = o.opt[TP_OPT_TIME_LIMIT].real;
+    a->align = tp_cli_given(&o, TP_OPT_ALIGN) ? o.opt[TP_OPT_ALIGN].size : 1;
+    a->threads = (unsigned)o.opt[TP_OPT_THREADS].count;
+    a->json = tp_cli_given(&o, TP_OPT_JSON);
+    a->html = o.opt[TP_OPT_HTML].text;
+    a->explain = tp_cli_given(&o, TP_OPT_EXPLAIN);
     if (!a->problem) {
         tp_cli_error("PROBLEM.csv missing (usage: tensorplan plan PROBLEM.csv [-o "
                      "SOLUTION.csv] [--capacity BYTES])");

@@ -13,22 +13,11 @@
 #include "tensorplan/session.h"
 #include "tensorplan/kernels.h"
 
-#define RUN_DEFAULT_PROMPT 8
-#define RUN_DEFAULT_MAX_NEW 8
-
 void tp_help_run(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_RUN_FILE, "FILE.gguf (--prompt TEXT | --prompt-tokens IDS)");
+    tp_cli_help_usage(out, "       ", TP_CMD_RUN_BUILTIN, "MODEL");
     fprintf(out,
-        "usage: tensorplan run FILE.gguf (--prompt TEXT | --prompt-tokens IDS) [--max-new N]\n"
-        "                      [--temp T] [--top-k K] [--top-p P] [--seed S] [--n-ctx C]\n"
-        "                      [common options]\n"
-        "       tensorplan run MODEL [--prompt-tokens 1,2,3 | --prompt-len N] [--max-new N]\n"
-        "                      [--seed S] [--n-ctx C] [common options]\n"
-        "common options: [--kv-type f32|f16|q8_0] [--ubatch N] [--queued-layers K]\n"
-        "                [--strategy pool|arena|naive]\n"
-        "                [--aliasing sole-consumer|last-consumer|none] [--threads N]\n"
-        "                [--trace FILE] [--dump-dir DIR]\n"
-        "                [--dump-graph FILE] [--dump-graph-json FILE] [--html FILE]\n"
         "\n"
         "With a GGUF file (docs/running-gguf.md): the weights are read in place from the\n"
         "mapped file in their own types, the prompt is tokenized with the file's vocabulary\n"
@@ -37,13 +26,6 @@ void tp_help_run(FILE *out)
         "(default %d), stopping at an end-of-generation token. The text goes to standard\n"
         "output as it is produced, then a newline; the summary (with the line\n"
         "'generated (N tokens): ID ...', the stopping token last) goes to standard error.\n"
-        "  --temp T     0 (default) = greedy; else top-k, top-p, temperature, then a draw\n"
-        "               (docs/sampling.md)\n"
-        "  --top-k K    keep the K largest logits (default 0 = all)\n"
-        "  --top-p P    keep the smallest set of mass >= P (default 1 = all)\n"
-        "  --seed S     the sampler's seed (default 1)\n"
-        "  --dump-dir   logits.f32 is the last forward's: with --max-new 1 the prefill's\n"
-        "               last-token logits\n"
         "\n"
         "With a built-in MODEL: runs it with deterministic random weights (from --seed):\n"
         "prefill of the prompt (logits for the last token only), then greedy decoding,\n"
@@ -54,34 +36,11 @@ void tp_help_run(FILE *out)
         "MODEL: %s\n"
         "\n",
         TP_RUN_GGUF_DEFAULT_MAX_NEW, tp_model_builtin_names());
-    fprintf(out,
-        "options:\n"
-        "  --prompt-tokens L   comma-separated token ids of the prompt\n"
-        "  --prompt-len N      a prompt of N seeded random ids (default %d)\n"
-        "  --max-new N         tokens to generate (default %d; 0 runs the prefill only);\n"
-        "                      prompt length + N - 1 must fit the context used\n"
-        "  --seed S            seed of the weights and of a random prompt (default 1)\n"
-        "  --n-ctx C           KV context requested (default %d); the context used is\n"
-        "                      min(max(C, prompt length), the model's maximum)\n"
-        "  --kv-type T         the KV cache's type: f32, f16 (default, as llama.cpp) or q8_0\n"
-        "                      (head_dim a multiple of 32); attention reads it as stored\n"
-        "  --ubatch N          a prompt longer than N tokens runs in chunks of N (default\n"
-        "                      %d), one cached graph per chunk size: the planned activations\n"
-        "                      are the chunk's, whatever the prompt length\n"
-        "  --queued-layers K   layers [0, K) run on the queued backend (deferred execution)\n"
-        "  --strategy S        pool (default), arena, or naive (one private buffer per node)\n"
-        "  --aliasing P        sole-consumer (default), last-consumer or none\n"
-        "  --threads N         kernel threads (default: online CPUs)\n"
-        "  --trace FILE        JSON trace: per node statistics and a sample of its output\n"
-        "                      (env TENSORPLAN_TRACE)\n"
-        "  --dump-dir DIR      after the run: DIR/logits.f32 and DIR/kv.L.k.f32, kv.L.v.f32,\n"
-        "                      raw little-endian f32 (env TENSORPLAN_GRAPH_DUMP)\n"
-        "  --dump-graph FILE   write the prefill graph as Graphviz DOT (after build, backend\n"
-        "                      assignment and fusion) and exit\n"
-        "  --dump-graph-json FILE  the same graph as JSON, then exit\n"
-        "  --html FILE         before the run, a picture of the prefill and decode plans\n"
-        "                      (the graphs this run plans) as one HTML page (docs/picture.md)\n"
-        "  -h, --help          this text\n"
+    const unsigned file = TP_CLI_BIT(TP_CMD_RUN_FILE), builtin = TP_CLI_BIT(TP_CMD_RUN_BUILTIN);
+    tp_cli_help_options(out, "options with a GGUF file:", file, builtin);
+    tp_cli_help_options(out, "\noptions with a built-in MODEL:", builtin, file);
+    tp_cli_help_options(out, "\noptions of both:", file | builtin, 0);
+    fputs(
         "\n"
         "environment: TENSORPLAN_NO_FUSE_FFN=1 switches the SwiGLU fusion off;\n"
         "  TENSORPLAN_TRACE=FILE and TENSORPLAN_GRAPH_DUMP=DIR stand for --trace and\n"
@@ -96,7 +55,7 @@ void tp_help_run(FILE *out)
         "examples:\n"
         "  tensorplan run qwen2.5-0.5b-instruct-q8_0.gguf --prompt 'The capital of France is'\n"
         "  tensorplan run qwen2.5-0.5b --prompt-len 16 --max-new 4\n",
-        RUN_DEFAULT_PROMPT, RUN_DEFAULT_MAX_NEW, TP_DEFAULT_N_CTX, TP_DEFAULT_UBATCH);
+        out);
 }
 
 /* "1,2,3" -> ids, each below vocab */
@@ -158,75 +117,45 @@ static void plan_row(const char *title, const tp_plan_stats *s, const tp_alloc_o
            s->nodes, s->live_nodes, s->dead_nodes, s->naive_bytes, mb(s->naive_bytes));
 }
 
-/* What the command line gives a run: flag values, then the parsed numbers and options. */
+/* What the command line gives a run: the options, then the parsed numbers and options. */
 typedef struct run_args {
-    const char *model, *tokens_s, *len_s, *max_new_s, *seed_s, *n_ctx_s, *queued_s;
-    const char *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s, *dot_s, *json_s, *html_s;
-    const char *kv_type_s, *ubatch_s;
+    const char *model, *tokens_s, *trace_s, *dump_s, *dot_s, *json_s, *html_s;
     tp_model_config cfg;
     unsigned long long prompt_len, max_new, seed;
     tp_session_options o;
 } run_args;
 
-/* Flags into *a (--help never reaches here: tools/main.c answers it). 0, or -1 after a
- * message. */
-static int parse_flags(int argc, char **argv, run_args *a)
+/* The options into *a, checked against the model. 0, or -1 after a message. */
+static int parse_args(int argc, char **argv, run_args *a)
 {
-    const tp_cli_flag flags[] = {
-        { "--prompt-tokens", &a->tokens_s }, { "--prompt-len", &a->len_s },
-        { "--max-new", &a->max_new_s },      { "--seed", &a->seed_s },
-        { "--n-ctx", &a->n_ctx_s },          { "--queued-layers", &a->queued_s },
-        { "--strategy", &a->strategy_s },    { "--aliasing", &a->aliasing_s },
-        { "--threads", &a->threads_s },      { "--trace", &a->trace_s },
-        { "--dump-dir", &a->dump_s },        { "--dump-graph", &a->dot_s },
-        { "--dump-graph-json", &a->json_s }, { "--html", &a->html_s },
-        { "--kv-type", &a->kv_type_s },      { "--ubatch", &a->ubatch_s },
-    };
-    for (int i = 1; i < argc; i++) {
-        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return -1;
-        if (taken)
-            continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &a->model, "MODEL") != 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* The numbers and names of the flags into a->cfg, a->o and the counts. 0 or -1. */
-static int parse_values(run_args *a)
-{
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_RUN_BUILTIN, argc, argv, &o) != 0)
+        return -1;
+    a->model = o.pos[0];
+    a->tokens_s = o.opt[TP_OPT_PROMPT_TOKENS].text;
+    a->trace_s = o.opt[TP_OPT_TRACE].text;
+    a->dump_s = o.opt[TP_OPT_DUMP_DIR].text;
+    a->dot_s = o.opt[TP_OPT_DUMP_GRAPH].text;
+    a->json_s = o.opt[TP_OPT_DUMP_GRAPH_JSON].text;
+    a->html_s = o.opt[TP_OPT_HTML].text;
     if (tp_cli_builtin_model(a->model, &a->cfg) != 0)
         return -1;
-    if (a->tokens_s && a->len_s) {
+    if (a->tokens_s && tp_cli_given(&o, TP_OPT_PROMPT_LEN)) {
         tp_cli_error("--prompt-tokens and --prompt-len exclude each other");
         return -1;
     }
-    unsigned long long n_ctx = 0, queued = 0, threads = 0;
-    const unsigned long long max_ctx = (unsigned long long)a->cfg.max_ctx;
-    a->prompt_len = RUN_DEFAULT_PROMPT;
-    a->max_new = RUN_DEFAULT_MAX_NEW;
-    a->seed = 1;
+    if (tp_cli_bound(&o, TP_OPT_PROMPT_LEN, (unsigned long long)a->cfg.max_ctx) != 0 ||
+        tp_cli_bound(&o, TP_OPT_QUEUED_LAYERS, (unsigned long long)a->cfg.n_layer) != 0)
+        return -1;
+    a->prompt_len = tp_cli_given(&o, TP_OPT_PROMPT_LEN) ? o.opt[TP_OPT_PROMPT_LEN].count
+                                                        : TP_RUN_DEFAULT_PROMPT;
+    a->max_new = tp_cli_given(&o, TP_OPT_MAX_NEW) ? o.opt[TP_OPT_MAX_NEW].count
+                                                  : TP_RUN_DEFAULT_MAX_NEW;
+    a->seed = tp_cli_given(&o, TP_OPT_SEED) ? o.opt[TP_OPT_SEED].count : 1;
     a->o = tp_session_options_default();
-    if ((a->len_s && tp_cli_parse_count("--prompt-len", a->len_s, 1, max_ctx, &a->prompt_len)) ||
-        (a->max_new_s &&
-         tp_cli_parse_count("--max-new", a->max_new_s, 0, max_ctx, &a->max_new)) ||
-        (a->seed_s && tp_cli_parse_count("--seed", a->seed_s, 0, ULLONG_MAX, &a->seed)) ||
-        (a->n_ctx_s && tp_cli_parse_count("--n-ctx", a->n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
-        (a->queued_s && tp_cli_parse_count("--queued-layers", a->queued_s, 0,
-                                           (unsigned long long)a->cfg.n_layer, &queued)) ||
-        (a->threads_s && tp_cli_parse_count("--threads", a->threads_s, 1, 64, &threads)))
-        return -1;
-    if (tp_cli_run_alloc_names(a->strategy_s, a->aliasing_s, &a->o.alloc) != 0 ||
-        tp_cli_run_kv_options(a->kv_type_s, a->ubatch_s, &a->o) != 0 ||
-        tp_cli_run_check_kv_type(&a->cfg, &a->o) != 0)
-        return -1;
-    a->o.n_ctx = (size_t)n_ctx;
-    a->o.queued_layers = (int)queued;
-    if (threads)
-        tp_kernels_set_threads((int)threads);
-    return 0;
+    tp_cli_run_options(&o, &a->o);
+    a->o.queued_layers = (int)o.opt[TP_OPT_QUEUED_LAYERS].count;
+    return tp_cli_run_check_kv_type(&a->cfg, &a->o);
 }
 
 /* The prompt: the listed ids, or prompt_len ids from the seed. Returns a TP_EXIT_ code. */
@@ -357,12 +286,15 @@ done:
 
 int tp_cmd_run(int argc, char **argv)
 {
-    const char *model = tp_cli_first_positional(argc, argv);
+    /* a GGUF file or a built-in model: the first positional, read by either's options */
+    const char *model = tp_cli_first_positional(TP_CLI_BIT(TP_CMD_RUN_FILE) |
+                                                    TP_CLI_BIT(TP_CMD_RUN_BUILTIN),
+                                                argc, argv);
     if (model && tp_cli_is_gguf(model))
         return tp_run_gguf(argc, argv);
     run_args a;
     memset(&a, 0, sizeof a);
-    if (parse_flags(argc, argv, &a) != 0 || parse_values(&a) != 0)
+    if (parse_args(argc, argv, &a) != 0)
         return TP_EXIT_USAGE;
     tp_cli_run_environment(&a.o, &a.trace_s, &a.dump_s);
     int32_t *prompt = NULL;

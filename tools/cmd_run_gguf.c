@@ -1,9 +1,6 @@
 /* tensorplan run FILE.gguf: a GGUF model's weights read in place from the mapping, the prompt
  * tokenized with the file's vocabulary, prefill and sampled decoding through the planned
  * graph, the text streamed to stdout and the summary on stderr (docs/running-gguf.md). */
-#include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +14,10 @@
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"
 
-/* The flag values, then what they and the file give. */
+/* The options, then what they and the file give. */
 typedef struct grun {
-    const char *file, *prompt_s, *tokens_s, *max_new_s, *temp_s, *top_k_s, *top_p_s, *seed_s;
-    const char *n_ctx_s, *queued_s, *strategy_s, *aliasing_s, *threads_s, *trace_s, *dump_s;
-    const char *dot_s, *json_s, *html_s, *kv_type_s, *ubatch_s;
+    tp_cli_args args;
+    const char *file, *prompt_s, *tokens_s, *trace_s, *dump_s, *dot_s, *json_s, *html_s;
     tp_sampler_params sp;
     size_t max_new;
     tp_session_options o;
@@ -36,76 +32,34 @@ typedef struct grun {
     int stopped_eog;
 } grun;
 
-/* Flags into *r. -1 on a usage error (message printed), else 0. */
-static int grun_flags(int argc, char **argv, grun *r)
+/* The options into *r, but --queued-layers, which grun_load checks against the file. -1 on a
+ * usage error (message printed), else 0. */
+static int grun_options(int argc, char **argv, grun *r)
 {
-    const tp_cli_flag flags[] = {
-        {"--prompt", &r->prompt_s},         {"--prompt-tokens", &r->tokens_s},
-        {"--max-new", &r->max_new_s},       {"--temp", &r->temp_s},
-        {"--top-k", &r->top_k_s},           {"--top-p", &r->top_p_s},
-        {"--seed", &r->seed_s},             {"--n-ctx", &r->n_ctx_s},
-        {"--queued-layers", &r->queued_s},  {"--strategy", &r->strategy_s},
-        {"--aliasing", &r->aliasing_s},     {"--threads", &r->threads_s},
-        {"--trace", &r->trace_s},           {"--dump-dir", &r->dump_s},
-        {"--dump-graph", &r->dot_s},        {"--dump-graph-json", &r->json_s},
-        {"--html", &r->html_s},             {"--kv-type", &r->kv_type_s},
-        {"--ubatch", &r->ubatch_s},
-    };
-    for (int i = 1; i < argc; i++) {
-        const int taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return -1;
-        if (!taken && tp_cli_take_positional(argv[0], argv[i], &r->file, "MODEL") != 0)
-            return -1;
-    }
+    tp_cli_args *a = &r->args;
+    if (tp_cli_parse(TP_CMD_RUN_FILE, argc, argv, a) != 0)
+        return -1;
+    r->file = a->pos[0];
+    r->prompt_s = a->opt[TP_OPT_PROMPT_TEXT].text;
+    r->tokens_s = a->opt[TP_OPT_PROMPT_TOKENS].text;
+    r->trace_s = a->opt[TP_OPT_TRACE].text;
+    r->dump_s = a->opt[TP_OPT_DUMP_DIR].text;
+    r->dot_s = a->opt[TP_OPT_DUMP_GRAPH].text;
+    r->json_s = a->opt[TP_OPT_DUMP_GRAPH_JSON].text;
+    r->html_s = a->opt[TP_OPT_HTML].text;
     if (!r->prompt_s == !r->tokens_s) {
         tp_cli_error("a GGUF model needs one of --prompt TEXT and --prompt-tokens IDS");
         return -1;
     }
-    return 0;
-}
-
-/* A finite decimal number in [lo, hi] given to FLAG. 0, or -1 after a message. */
-static int parse_real(const char *flag, const char *text, double lo, double hi, double *v)
-{
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (end == text || *end || errno == ERANGE || !isfinite(x) || x < lo || x > hi) {
-        tp_cli_error("%s '%s': expected a number in [%g, %g]", flag, text, lo, hi);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-/* The numbers and names that do not depend on the file. 0 or -1. */
-static int grun_values(grun *r)
-{
-    unsigned long long max_new = TP_RUN_GGUF_DEFAULT_MAX_NEW, top_k = 0, seed = 1, n_ctx = 0,
-                       threads = 0;
-    double temp = 0.0, top_p = 1.0;
-    if ((r->max_new_s && tp_cli_parse_count("--max-new", r->max_new_s, 0, 1u << 30, &max_new)) ||
-        (r->temp_s && parse_real("--temp", r->temp_s, 0.0, 1e6, &temp)) ||
-        (r->top_k_s && tp_cli_parse_count("--top-k", r->top_k_s, 0, INT_MAX, &top_k)) ||
-        (r->top_p_s && parse_real("--top-p", r->top_p_s, 1e-9, 1.0, &top_p)) ||
-        (r->seed_s && tp_cli_parse_count("--seed", r->seed_s, 0, ULLONG_MAX, &seed)) ||
-        (r->n_ctx_s && tp_cli_parse_count("--n-ctx", r->n_ctx_s, 1, 1ull << 40, &n_ctx)) ||
-        (r->threads_s && tp_cli_parse_count("--threads", r->threads_s, 1, 64, &threads)))
-        return -1;
-    r->max_new = (size_t)max_new;
+    r->max_new = tp_cli_given(a, TP_OPT_MAX_NEW) ? (size_t)a->opt[TP_OPT_MAX_NEW].count
+                                                 : TP_RUN_GGUF_DEFAULT_MAX_NEW;
     r->sp = tp_sampler_params_default();
-    r->sp.temperature = (float)temp;
-    r->sp.top_k = (int)top_k;
-    r->sp.top_p = (float)top_p;
-    r->sp.seed = (uint64_t)seed;
+    r->sp.temperature = (float)a->opt[TP_OPT_TEMP].real;
+    r->sp.top_k = (int)a->opt[TP_OPT_TOP_K].count;
+    r->sp.top_p = tp_cli_given(a, TP_OPT_TOP_P) ? (float)a->opt[TP_OPT_TOP_P].real : 1.0f;
+    r->sp.seed = tp_cli_given(a, TP_OPT_SEED) ? (uint64_t)a->opt[TP_OPT_SEED].count : 1;
     r->o = tp_session_options_default();
-    r->o.n_ctx = (size_t)n_ctx;
-    if (tp_cli_run_alloc_names(r->strategy_s, r->aliasing_s, &r->o.alloc) != 0 ||
-        tp_cli_run_kv_options(r->kv_type_s, r->ubatch_s, &r->o) != 0)
-        return -1;
-    if (threads)
-        tp_kernels_set_threads((int)threads);
+    tp_cli_run_options(a, &r->o);
     tp_cli_run_environment(&r->o, &r->trace_s, &r->dump_s);
     return 0;
 }
@@ -129,11 +83,9 @@ static int grun_load(grun *r)
         tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
     }
-    unsigned long long queued = 0;
-    if (r->queued_s && tp_cli_parse_count("--queued-layers", r->queued_s, 0,
-                                          (unsigned long long)r->cfg.n_layer, &queued))
+    if (tp_cli_bound(&r->args, TP_OPT_QUEUED_LAYERS, (unsigned long long)r->cfg.n_layer) != 0)
         return TP_EXIT_USAGE;
-    r->o.queued_layers = (int)queued;
+    r->o.queued_layers = (int)r->args.opt[TP_OPT_QUEUED_LAYERS].count;
     return tp_cli_run_check_kv_type(&r->cfg, &r->o) != 0 ? TP_EXIT_USAGE : TP_EXIT_OK;
 }
 
@@ -251,9 +203,9 @@ static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t
             r->o.queued_layers, c->n_layer);
     if (st.prefill_tokens) {
         size_t chunk = tp_session_chunk(&r->o, r->n_prompt);
-        char title[96];
-        snprintf(title, sizeof title, chunk < r->n_prompt ? "prefill plan (chunks of %zu)" :
-                 "prefill plan", chunk);
+        char title[96] = "prefill plan";
+        if (chunk < r->n_prompt)
+            snprintf(title, sizeof title, "prefill plan (chunks of %zu)", chunk);
         plan_line(title, st.prefill_plan.nodes ? &st.prefill_plan : &st.decode_plan,
                   &r->o.alloc);
     }
@@ -313,7 +265,7 @@ int tp_run_gguf(int argc, char **argv)
 {
     grun r;
     memset(&r, 0, sizeof r);
-    if (grun_flags(argc, argv, &r) != 0 || grun_values(&r) != 0)
+    if (grun_options(argc, argv, &r) != 0)
         return TP_EXIT_USAGE;
     int rc = grun_load(&r);
     if (rc == TP_EXIT_OK)

@@ -9,49 +9,45 @@
 
 void tp_help_tokenize(FILE *out)
 {
-    fprintf(out,
-        "usage: tensorplan tokenize FILE.gguf TEXT [--pieces] [--no-special]\n"
-        "                           [--no-parse-special]\n"
+    tp_cli_help_usage(out, "usage: ", TP_CMD_TOKENIZE, "FILE.gguf TEXT");
+    fputs(
         "\n"
         "Tokenizes TEXT (\"-\": all of standard input) with the vocabulary of the GGUF file's\n"
         "tokenizer.ggml.* keys, as llama.cpp does (docs/tokenizer.md), and prints the ids on\n"
         "one line separated by spaces. The weights are not read.\n"
-        "\n"
-        "options:\n"
-        "  --pieces            one line per token instead: ID -> 'PIECE' (the bytes it\n"
-        "                      stands for; control tokens show their text)\n"
-        "  --no-special        do not add bos/eos (by default they are added as the\n"
-        "                      vocabulary's add_bos/add_eos say)\n"
-        "  --no-parse-special  control tokens written in the text are text, not tokens\n"
-        "  --                  what follows is TEXT even if it starts with '-'\n"
-        "  -h, --help          this text\n"
+        "\n",
+        out);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_TOKENIZE), 0);
+    fputs(
         "\n"
         "exit codes: 0 done, 1 the file cannot be read, 2 bad command line,\n"
         "            3 the file or its vocabulary is refused (or the text has a byte the\n"
         "            vocabulary cannot encode)\n"
         "\n"
         "example:\n"
-        "  tensorplan tokenize qwen2.5-0.5b-instruct-q8_0.gguf 'Hello world'\n");
+        "  tensorplan tokenize qwen2.5-0.5b-instruct-q8_0.gguf 'Hello world'\n",
+        out);
 }
 
 void tp_help_detokenize(FILE *out)
 {
-    fprintf(out,
-        "usage: tensorplan detokenize FILE.gguf IDS [--special]\n"
+    tp_cli_help_usage(out, "usage: ", TP_CMD_DETOKENIZE, "FILE.gguf IDS");
+    fputs(
         "\n"
         "Turns token ids (separated by commas and/or spaces; \"-\": read from standard\n"
         "input) back into text with the GGUF file's vocabulary (docs/tokenizer.md) and\n"
         "prints it followed by a newline.\n"
-        "\n"
-        "options:\n"
-        "  --special   control tokens give their text instead of nothing\n"
-        "  -h, --help  this text\n"
+        "\n",
+        out);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_DETOKENIZE), 0);
+    fputs(
         "\n"
         "exit codes: 0 done, 1 the file cannot be read, 2 bad command line (also an id not\n"
         "            below the vocabulary size), 3 the file or its vocabulary is refused\n"
         "\n"
         "example:\n"
-        "  tensorplan detokenize qwen2.5-0.5b-instruct-q8_0.gguf '9707 1879'\n");
+        "  tensorplan detokenize qwen2.5-0.5b-instruct-q8_0.gguf '9707 1879'\n",
+        out);
 }
 
 typedef struct tok_args {
@@ -59,40 +55,19 @@ typedef struct tok_args {
     int pieces, no_special, no_parse_special, special;
 } tok_args;
 
-/* FILE and TEXT (or IDS) positionals and the boolean flags of the command into *a.
- * Returns 0 or -1 after a message. */
-static int parse_args(int argc, char **argv, tok_args *a, const char *what)
+/* FILE and TEXT (or IDS) and the options of command CMD into *a. Returns 0 or -1 after a
+ * message. */
+static int parse_args(int argc, char **argv, tok_args *a, tp_cli_cmd cmd, const char *what)
 {
-    int rest = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!rest && strcmp(arg, "--") == 0) {
-            rest = 1;
-            continue;
-        }
-        int *flag = NULL;
-        if (!rest && strcmp(argv[0], "tokenize") == 0) {
-            if (strcmp(arg, "--pieces") == 0)
-                flag = &a->pieces;
-            else if (strcmp(arg, "--no-special") == 0)
-                flag = &a->no_special;
-            else if (strcmp(arg, "--no-parse-special") == 0)
-                flag = &a->no_parse_special;
-        } else if (!rest && strcmp(arg, "--special") == 0) {
-            flag = &a->special;
-        }
-        if (flag) {
-            *flag = 1;
-            continue;
-        }
-        if (rest && a->file && !a->text) {
-            a->text = arg;
-            continue;
-        }
-        if (tp_cli_take_positional(argv[0], arg, a->file ? &a->text : &a->file,
-                                   a->file ? what : "FILE.gguf") != 0)
-            return -1;
-    }
+    tp_cli_args o;
+    if (tp_cli_parse(cmd, argc, argv, &o) != 0)
+        return -1;
+    a->file = o.pos[0];
+    a->text = o.pos[1];
+    a->pieces = tp_cli_given(&o, TP_OPT_PIECES);
+    a->no_special = tp_cli_given(&o, TP_OPT_NO_SPECIAL);
+    a->no_parse_special = tp_cli_given(&o, TP_OPT_NO_PARSE_SPECIAL);
+    a->special = tp_cli_given(&o, TP_OPT_SPECIAL);
     if (!a->file || !a->text) {
         tp_cli_error("expected FILE.gguf and %s (try 'tensorplan help %s')", what, argv[0]);
         return -1;
@@ -135,7 +110,7 @@ int tp_cmd_tokenize(int argc, char **argv)
 {
     tok_args a;
     memset(&a, 0, sizeof a);
-    if (parse_args(argc, argv, &a, "TEXT") != 0)
+    if (parse_args(argc, argv, &a, TP_CMD_TOKENIZE, "TEXT") != 0)
         return TP_EXIT_USAGE;
     tp_gguf *g = NULL;
     tp_tokenizer *tok = NULL;
@@ -168,7 +143,7 @@ int tp_cmd_detokenize(int argc, char **argv)
 {
     tok_args a;
     memset(&a, 0, sizeof a);
-    if (parse_args(argc, argv, &a, "IDS") != 0)
+    if (parse_args(argc, argv, &a, TP_CMD_DETOKENIZE, "IDS") != 0)
         return TP_EXIT_USAGE;
     tp_gguf *g = NULL;
     tp_tokenizer *tok = NULL;

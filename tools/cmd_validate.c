@@ -10,8 +10,8 @@
 
 void tp_help_validate(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_VALIDATE, "PROBLEM.csv SOLUTION.csv");
     fputs(
-        "usage: tensorplan validate PROBLEM.csv SOLUTION.csv [--capacity BYTES] [--json]\n"
         "\n"
         "Checks a solution of a static memory allocation problem, from tensorplan or from\n"
         "any other tool (MiniMalloc writes the same format):\n"
@@ -29,12 +29,10 @@ void tp_help_validate(FILE *out)
         "SOLUTION.csv: id,lower,upper,size,offset\n"
         "Either file may be '-', standard input (not both).\n"
         "Columns in any order, named by the header; other columns are ignored.\n"
-        "\n"
-        "options:\n"
-        "  --capacity BYTES  the bytes available (suffix K, M or G: powers of 1024)\n"
-        "  --json            print one JSON object on stdout: valid, verdict, figures and\n"
-        "                    the message (fields in docs/json-output.md; exit codes as without)\n"
-        "  -h, --help        this text\n"
+        "\n",
+        out);
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_VALIDATE), 0);
+    fputs(
         "\n"
         "exit codes:\n"
         "  0  the solution is valid (and fits the capacity, if one was given)\n"
@@ -59,29 +57,15 @@ typedef struct validate_args {
 
 static int parse_args(int argc, char **argv, validate_args *a)
 {
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_VALIDATE, argc, argv, &o) != 0)
+        return -1;
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int r;
-        if ((r = tp_cli_take_value(argc, argv, &i, "--capacity", NULL, &value)) != 0) {
-            if (r < 0 || tp_cli_parse_size("--capacity", value, &a->capacity) != 0)
-                return -1;
-            a->has_capacity = 1;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            a->json = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            tp_cli_error("unknown option '%s' (see 'tensorplan help validate')",
-                         argv[i]);
-            return -1;
-        } else if (!a->problem) {
-            a->problem = argv[i];
-        } else if (!a->solution) {
-            a->solution = argv[i];
-        } else {
-            tp_cli_error("two files expected, got '%s' too", argv[i]);
-            return -1;
-        }
-    }
+    a->problem = o.pos[0];
+    a->solution = o.pos[1];
+    a->has_capacity = tp_cli_given(&o, TP_OPT_CAPACITY);
+    a->capacity = o.opt[TP_OPT_CAPACITY].size;
+    a->json = tp_cli_given(&o, TP_OPT_JSON);
     if (!a->solution) {
         tp_cli_error("%s missing (usage: tensorplan validate PROBLEM.csv "
                      "SOLUTION.csv [--capacity BYTES])",

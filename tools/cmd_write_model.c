@@ -10,9 +10,8 @@
 
 void tp_help_write_model(FILE *out)
 {
+    tp_cli_help_usage(out, "usage: ", TP_CMD_WRITE_MODEL, "CONFIG -o FILE");
     fprintf(out,
-        "usage: tensorplan write-model CONFIG [--arch llama|qwen2] [--type T]\n"
-        "                              [--tokenizer gpt2|llama] [--pre PRE] [--seed S] -o FILE\n"
         "\n"
         "Writes a GGUF file of the built-in CONFIG: its metadata keys with their exact types,\n"
         "the random weights of the config (seed S) with every matrix stored in type T and every\n"
@@ -21,78 +20,58 @@ void tp_help_write_model(FILE *out)
         "\n"
         "CONFIG: %s (a byte-level vocabulary needs at least 259 tokens: tiny-qwen2,\n"
         "        tiny-llama)\n"
-        "\n"
-        "options:\n"
-        "  --arch A       llama or qwen2 (default: the config's); llama uses NORM rope,\n"
-        "                 qwen2 NEOX; switching drops the biases the other family lacks\n"
-        "  --type T       f32, f16, bf16, q8_0, q4_0 or q4_k (default f32)\n"
-        "  --tokenizer K  gpt2 (byte-level BPE) or llama (SentencePiece); default: gpt2 for\n"
-        "                 qwen2, llama for llama\n"
-        "  --pre PRE      tokenizer.ggml.pre for gpt2 (default qwen2)\n"
-        "  --seed S       weight seed (default 1)\n"
-        "  -o, --output FILE  the file to write\n"
+        "\n",
+        tp_model_builtin_names());
+    tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_WRITE_MODEL), 0);
+    fputs(
         "\n"
         "exit codes: 0 written, 1 write failed, 2 bad command line\n"
         "\n"
         "example:\n"
         "  tensorplan write-model tiny-llama --type q8_0 -o tiny-llama.gguf\n",
-        tp_model_builtin_names());
+        out);
 }
 
-/* --arch: the family's rope mode and the optional tensors it can hold. */
-static int set_arch(tp_model_config *c, const char *arch)
+/* --arch: the family's rope mode and the optional tensors it can hold (index: the row's
+ * choices, llama|qwen2). */
+static void set_arch(tp_model_config *c, int arch)
 {
-    if (strcmp(arch, "qwen2") == 0) {
+    if (arch == 1) {
         c->arch = TP_ARCH_QWEN2;
         c->rope_mode = TP_ROPE_NEOX;
         c->rope_freqs = c->attn_out_bias = c->ffn_bias = 0;
-    } else if (strcmp(arch, "llama") == 0) {
+    } else {
         c->arch = TP_ARCH_LLAMA;
         c->rope_mode = TP_ROPE_NORM;
         c->output_bias = 0;
-    } else {
-        tp_cli_error("--arch: expected llama or qwen2, got '%s'", arch);
-        return -1;
     }
-    return 0;
 }
 
 int tp_cmd_write_model(int argc, char **argv)
 {
-    const char *model = NULL, *arch = NULL, *type_s = "f32", *tok = NULL, *pre = NULL;
-    const char *seed_s = NULL, *path = NULL;
-    const tp_cli_flag flags[] = {{"--arch", &arch},   {"--type", &type_s}, {"--tokenizer", &tok},
-                                 {"--pre", &pre},     {"--seed", &seed_s}};
-    for (int i = 1; i < argc; i++) {
-        int taken = tp_cli_take_value(argc, argv, &i, "--output", "-o", &path);
-        if (taken == 0)
-            taken = tp_cli_take_flags(argc, argv, &i, flags, sizeof flags / sizeof *flags);
-        if (taken < 0)
-            return TP_EXIT_USAGE;
-        if (taken)
-            continue;
-        if (tp_cli_take_positional(argv[0], argv[i], &model, "CONFIG") != 0)
-            return TP_EXIT_USAGE;
-    }
+    static const char *const tokenizers[] = {"gpt2", "llama"}; /* the row's choices */
+    tp_cli_args o;
+    if (tp_cli_parse(TP_CMD_WRITE_MODEL, argc, argv, &o) != 0)
+        return TP_EXIT_USAGE;
+    const char *path = o.opt[TP_OPT_OUTPUT].text;
     tp_model_config cfg;
-    if (tp_cli_builtin_model(model, &cfg) != 0)
+    if (tp_cli_builtin_model(o.pos[0], &cfg) != 0)
         return TP_EXIT_USAGE;
-    if (arch && set_arch(&cfg, arch) != 0)
-        return TP_EXIT_USAGE;
-    tp_gguf_test_model how = {.type = TP_TYPE_F32, .seed = 1, .pre = pre};
-    if (!tp_type_from_name(type_s, &how.type) || !tp_type_can_quantize(how.type)) {
-        tp_cli_error("--type: expected f32, f16, bf16, q8_0, q4_0 or q4_k, got '%s'", type_s);
-        return TP_EXIT_USAGE;
-    }
-    how.tokenizer = tok ? tok : cfg.arch == TP_ARCH_LLAMA ? "llama" : "gpt2";
-    if (strcmp(how.tokenizer, "gpt2") != 0 && strcmp(how.tokenizer, "llama") != 0) {
-        tp_cli_error("--tokenizer: expected gpt2 or llama, got '%s'", how.tokenizer);
+    if (tp_cli_given(&o, TP_OPT_ARCH))
+        set_arch(&cfg, o.opt[TP_OPT_ARCH].choice);
+    tp_gguf_test_model how = {.type = TP_TYPE_F32, .seed = 1, .pre = o.opt[TP_OPT_PRE].text};
+    /* the row's choices are the names of the types a matrix can be stored in */
+    if (tp_cli_given(&o, TP_OPT_TYPE) &&
+        (!tp_type_from_name(o.opt[TP_OPT_TYPE].text, &how.type) ||
+         !tp_type_can_quantize(how.type))) {
+        tp_cli_error("--type: %s cannot be written", o.opt[TP_OPT_TYPE].text);
         return TP_EXIT_USAGE;
     }
-    unsigned long long seed = 1;
-    if (seed_s && tp_cli_parse_count("--seed", seed_s, 0, UINT64_MAX, &seed) != 0)
-        return TP_EXIT_USAGE;
-    how.seed = seed;
+    how.tokenizer = tp_cli_given(&o, TP_OPT_TOKENIZER) ? tokenizers[o.opt[TP_OPT_TOKENIZER].choice]
+                    : cfg.arch == TP_ARCH_LLAMA        ? "llama"
+                                                       : "gpt2";
+    if (tp_cli_given(&o, TP_OPT_SEED))
+        how.seed = o.opt[TP_OPT_SEED].count;
     if (!path) {
         tp_cli_error("no output file (-o FILE)");
         return TP_EXIT_USAGE;

@@ -75,6 +75,16 @@ size_t tp_alloc_alias_of(const tp_allocator *alloc, size_t node);
 /* The graph of the current plan, or NULL. */
 const tp_graph *tp_alloc_current_graph(const tp_allocator *alloc);
 
+/* The lifetime of node's value as the current plan was made with it (docs/allocator.md,
+ * "tp_alloc_graph", steps 3 to 6), in steps of the build order (step i runs node i; step n is
+ * after the graph, n = the graph's node count): *first the step its value starts being
+ * needed (0 for an input, which gets its buffer before the walk), *last its last use (n for
+ * an output or an input); for the root of an in-place group, the group's last use. A node
+ * that nothing reads, neither output nor input, has *last == *first, its own step. 1 when
+ * there is a plan and node is one of its nodes, else 0 (and *first, *last untouched). */
+int tp_alloc_node_lifetime(const tp_allocator *alloc, size_t node, size_t *first,
+                           size_t *last);
+
 /* --- persistent regions and the KV cache ------------------------------------------- */
 
 typedef struct tp_persistent_region {

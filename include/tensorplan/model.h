@@ -43,16 +43,14 @@ typedef struct tp_model_config {
     int output_bias;     /* output.bias                                                    */
 } tp_model_config;
 
-/* Built-in configs: "qwen2.5-0.5b" (the real shapes) and "tiny" (3 layers, small widths). */
+/* Built-in configs: "qwen2.5-0.5b" and "llama-3.2-1b" (the real shapes), "tiny" (3 layers,
+ * small widths), and "tiny-qwen2", "tiny-llama" (the smallest shapes GGUF test files hold). */
 tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
 /* Comma-separated names of the built-in configs, for help texts. */
 const char *tp_model_builtin_names(void);
 
-/* Weight names follow GGUF: token_embd.weight, output_norm.weight, output.weight (absent when
- * tied), output.bias, rope_freqs.weight, blk.L.attn_norm.weight,
- * blk.L.attn_{q,k,v}.{weight,bias}, blk.L.attn_output.{weight,bias}, blk.L.ffn_norm.weight,
- * blk.L.ffn_{gate,up,down}.{weight,bias} (biases and rope_freqs only when the config's flags
- * ask for them). */
+/* Weight names follow GGUF: the table of tensorplan/model_family.h lists every tensor, its
+ * shape and the config flag that makes an optional one present. */
 
 /* Whether the model can keep its KV cache in kv_type: f32, f16, or q8_0 when head_dim is a
  * multiple of 32 (each head's slice of a row whole blocks). TP_OK or TP_ERR_INVALID. */

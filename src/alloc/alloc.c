@@ -138,6 +138,8 @@ void tp_alloc_plan_free(tp_plan *p)
     free(p->buf);
     free(p->mapped);
     free(p->alias_of);
+    free(p->first_use);
+    free(p->last_use);
     free(p->held);
     free(p->staging);
     free(p);

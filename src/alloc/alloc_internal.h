@@ -35,6 +35,9 @@ struct tp_plan {
     tp_bufref *buf;
     unsigned char *mapped;
     size_t *alias_of;
+    /* The liveness the walk used, per node (tp_alloc_node_lifetime): the step its value
+     * starts being needed and its last use, a group root's raised to its members'. */
+    size_t *first_use, *last_use;
     /* Pool buffers (or arenas) the plan holds, each once; released at the next plan. */
     tp_bufref *held;
     size_t n_held, cap_held;

@@ -161,6 +161,10 @@ tp_status tp_alloc_graph(tp_allocator *a, const tp_graph *g, const tp_alloc_opti
         if (st == TP_OK)
             st = tp_walk_stats(&w, t0);
     }
+    /* the plan keeps the liveness it was made with */
+    p->first_use = w.start;
+    p->last_use = w.last_use;
+    w.start = w.last_use = NULL;
     tp_walk_free(&w);
     if (st != TP_OK) {
         tp_alloc_plan_release(a, p);

@@ -142,6 +142,17 @@ const tp_graph *tp_alloc_current_graph(const tp_allocator *a)
     return a && a->plan ? a->plan->graph : NULL;
 }
 
+int tp_alloc_node_lifetime(const tp_allocator *a, size_t node, size_t *first, size_t *last)
+{
+    if (!a || !a->plan || node >= a->plan->n)
+        return 0;
+    if (first)
+        *first = a->plan->first_use[node];
+    if (last)
+        *last = a->plan->last_use[node];
+    return 1;
+}
+
 tp_plan_stats tp_alloc_stats(const tp_allocator *a)
 {
     tp_plan_stats s;

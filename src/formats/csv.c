@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/output_file.h"
 #include "common/grow.h"
+#include "common/hash.h"
 #include "formats/csv_internal.h"
 
 enum { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_OFFSET, COL_ALIGNMENT, COL_GAPS, COL_COUNT };
@@ -235,10 +236,7 @@ static tp_status parse_number(parser *p, const field *f, const char *column, int
 
 static size_t hash_id(const char *s)
 {
-    uint64_t h = 1469598103934665603u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return (size_t)h;
+    return (size_t)tp_hash_name(s);
 }
 
 /* Inserts row `row` into the duplicate table; returns the row that already had the same id,

@@ -1,4 +1,4 @@
-/* The GGUF writer (docs/gguf.md, "Writer"): metadata records are encoded as they are added;
+/* The GGUF writer (docs/gguf.md, "The writer"): metadata records are encoded as they are added;
  * tensor infos, padding and data are laid out at write time, with the offsets the reader
  * requires (data section at PAD(end of infos), each tensor after the padded ones before it). */
 #include "tensorplan/gguf.h"

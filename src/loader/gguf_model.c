@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "loader/gguf_model_internal.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/model_family.h"
 
 /* "A.SUFFIX" for the architecture prefix A. */
 static const char *akey(const gm_reader *r, const char *suffix)
@@ -164,13 +165,11 @@ static tp_status opt_f32(const gm_reader *r, const char *suffix, float dflt, flo
     return st;
 }
 
-/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "RoPE parameters"). */
+/* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "Supported
+ * architectures and keys"). */
 static tp_status read_rope(const gm_reader *r, tp_model_config *c)
 {
     TP_TRY(opt_f32(r, "rope.freq_base", 10000.0f, &c->rope_base));
-    if (!isfinite(c->rope_base) || c->rope_base <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected a finite value > 0, got %g",
-                       r->file, akey(r, "rope.freq_base"), c->rope_base);
     char type[16] = "linear";
     tp_gguf_str s;
     tp_status st = tp_gguf_get_string(r->g, akey(r, "rope.scaling.type"), &s);
@@ -195,19 +194,20 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
     else
         TP_TRY(opt_f32(r, "rope.scale_linear", 0.0f, &factor));
     TP_TRY(opt_f32(r, "rope.scaling.attn_factor", 1.0f, &attn));
-    if (!isfinite(factor) || factor < 0.0f || !isfinite(attn) || attn <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "%s: key '%s': scaling factor %g / attn_factor %g out of "
-                       "range", r->file, akey(r, "rope.scaling.factor"), factor, attn);
-    c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
-    if (strcmp(type, "none") == 0)
-        c->rope_freq_scale = 1.0f;
-    c->rope_ext_factor = strcmp(type, "yarn") == 0 ? 1.0f : 0.0f;
-    c->rope_attn_factor = attn;
-    if (c->rope_ext_factor != 0.0f)
-        c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
     TP_TRY(get_dim(r, "rope.scaling.original_context_length", 0, c->max_ctx,
                    &c->rope_n_ctx_orig));
-    return TP_OK;
+    c->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    c->rope_ext_factor = strcmp(type, "yarn") == 0 ? 1.0f : 0.0f;
+    c->rope_attn_factor = attn;
+    /* the file's values as they are (a factor that is negative, or not finite, makes
+     * freq_scale so), then the derived ones (YaRN's magnitude, which a tiny factor can make
+     * negative), both by the model's one check */
+    TP_TRY(tp_model_check_rope(c, r->file));
+    if (strcmp(type, "none") == 0)
+        c->rope_freq_scale = 1.0f;
+    if (c->rope_ext_factor != 0.0f)
+        c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
+    return tp_model_check_rope(c, r->file);
 }
 
 static void set_name(tp_model_config *c, const char *file)

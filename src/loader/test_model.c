@@ -10,6 +10,7 @@
 #include "loader/gguf_model_internal.h"
 #include "loader/test_model_vocab.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/model_family.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 
@@ -34,10 +35,10 @@ static tp_status add_f32(wctx *x, const char *suffix, float v)
     return tp_gguf_writer_add_f32(x->w, key, v);
 }
 
-/* The keys of docs/gguf.md "Metadata keys" with their exact types. The rope scaling keys are
- * written only when the config scales: freq_scale != 1 gives type linear (or yarn when
- * ext_factor is set) and factor 1 / freq_scale; the attn_factor key undoes the YaRN mscale
- * the reader applies. */
+/* The keys of docs/gguf.md, "Supported architectures and keys", with their exact types. The
+ * rope scaling keys are written only when the config scales: freq_scale != 1 gives type
+ * linear (or yarn when ext_factor is set) and factor 1 / freq_scale; the attn_factor key
+ * undoes the YaRN mscale the reader applies. */
 static tp_status add_hparams(wctx *x, const tp_model_config *c)
 {
     TP_TRY(tp_gguf_writer_add_string(x->w, "general.architecture", x->arch));
@@ -103,13 +104,13 @@ static tp_status add_vocab(wctx *x, const tp_model_config *c, const tp_gguf_test
 }
 
 /* One tensor of the registry in its file type: a matrix in type, a vector in F32. */
-static tp_status add_tensor(wctx *x, const tp_weight *wt, const gm_tensor_spec *s,
+static tp_status add_tensor(wctx *x, const tp_weight *wt, const tp_model_tensor *s,
                             const int64_t want[2], uint32_t type)
 {
     if ((int64_t)wt->cols != want[0] || (int64_t)wt->rows != want[1])
         return tp_fail(TP_ERR_INVALID, "test model: '%s' is %zu x %zu, expected %lld x %lld",
                        wt->name, wt->rows, wt->cols, (long long)want[1], (long long)want[0]);
-    const uint32_t n_dims = s->ne1 == GM_ONE ? 1 : 2;
+    const uint32_t n_dims = s->ne1 == TP_DIM_ONE ? 1 : 2;
     if (n_dims == 1)
         type = TP_TYPE_F32;
     size_t row = 0;
@@ -129,19 +130,20 @@ static tp_status add_tensors(wctx *x, const tp_model_config *c, const tp_weights
                              uint32_t type)
 {
     size_t n = 0;
-    const gm_tensor_spec *specs = tp_gguf_model_specs(c->arch, &n);
+    const tp_model_tensor *specs = tp_model_tensors(&n);
     for (int pass = 0; pass < 2; pass++) {
         for (int l = 0; l < (pass ? c->n_layer : 1); l++) {
             for (size_t i = 0; i < n; i++) {
-                if (specs[i].per_layer != pass || !tp_gguf_model_flag(c, specs[i].flag))
+                if (specs[i].per_layer != pass || !tp_model_tensor_in_family(&specs[i], c->arch) ||
+                    !tp_model_group_present(c, specs[i].group))
                     continue;
                 char name[TP_GGUF_MAX_NAME + 1];
-                tp_gguf_model_spec_name(&specs[i], l, name, sizeof name);
+                tp_model_tensor_name(&specs[i], l, name, sizeof name);
                 const tp_weight *wt = tp_weights_find(wts, name);
                 if (!wt)
                     return tp_fail(TP_ERR_INVALID, "test model: no weight '%s'", name);
-                const int64_t want[2] = {tp_gguf_model_dim(c, specs[i].ne0),
-                                         tp_gguf_model_dim(c, specs[i].ne1)};
+                const int64_t want[2] = {tp_model_tensor_dim(c, specs[i].ne0),
+                                         tp_model_tensor_dim(c, specs[i].ne1)};
                 TP_TRY(add_tensor(x, wt, &specs[i], want, type));
             }
         }
@@ -151,15 +153,10 @@ static tp_status add_tensors(wctx *x, const tp_model_config *c, const tp_weights
 
 static tp_status check_request(const tp_model_config *c, const tp_gguf_test_model *how)
 {
-    if (c->arch != TP_ARCH_QWEN2 && c->arch != TP_ARCH_LLAMA)
-        return tp_fail(TP_ERR_INVALID, "test model: unknown architecture %d", (int)c->arch);
+    /* an unknown arch, or a flag for a group the family's files do not hold */
+    TP_TRY(tp_model_check_family(c));
     if (c->arch == TP_ARCH_QWEN2 && c->n_head * c->head_dim != c->n_embd)
         return tp_fail(TP_ERR_INVALID, "test model: qwen2 needs n_head x head_dim = n_embd");
-    if (c->arch == TP_ARCH_QWEN2 && (c->rope_freqs || c->attn_out_bias || c->ffn_bias))
-        return tp_fail(TP_ERR_INVALID, "test model: qwen2 has no rope_freqs, attn_output or "
-                       "ffn biases");
-    if (c->arch == TP_ARCH_LLAMA && c->output_bias)
-        return tp_fail(TP_ERR_INVALID, "test model: llama has no output.bias");
     if (!tp_type_can_quantize(how->type))
         return tp_fail(TP_ERR_INVALID, "test model: type %u cannot be written",
                        (unsigned)how->type);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "tensorplan/model_family.h"
 
 static const tp_model_config builtin_configs[] = {
     {.name = "qwen2.5-0.5b",
@@ -66,6 +67,24 @@ static const tp_model_config builtin_configs[] = {
      .rope_mode = TP_ROPE_NEOX,
      .rope_freq_scale = 1.0f,
      .rope_attn_factor = 1.0f},
+    /* The shapes of Llama 3.2 1B (tied embeddings, grouped-query 4:1), for benchmarks of the
+     * files people download; its rope_freqs scaling is not part of the built-in config. */
+    {.name = "llama-3.2-1b",
+     .n_embd = 2048,
+     .n_head = 32,
+     .n_head_kv = 8,
+     .head_dim = 64,
+     .n_ff = 8192,
+     .n_layer = 16,
+     .vocab = 128256,
+     .max_ctx = 131072,
+     .rms_eps = 1e-5f,
+     .rope_base = 500000.0f,
+     .tied_embeddings = 1,
+     .arch = TP_ARCH_LLAMA,
+     .rope_mode = TP_ROPE_NORM,
+     .rope_freq_scale = 1.0f,
+     .rope_attn_factor = 1.0f},
     {.name = "tiny-llama",
      .n_embd = 64,
      .n_head = 4,
@@ -101,7 +120,7 @@ tp_status tp_model_config_builtin(const char *name, tp_model_config *config)
 
 const char *tp_model_builtin_names(void)
 {
-    return "qwen2.5-0.5b, tiny, tiny-qwen2, tiny-llama";
+    return "qwen2.5-0.5b, llama-3.2-1b, tiny, tiny-qwen2, tiny-llama";
 }
 
 static tp_status check_config(const tp_model_config *c)
@@ -115,23 +134,28 @@ static tp_status check_config(const tp_model_config *c)
     if (c->head_dim % 2 != 0)
         return tp_fail(TP_ERR_INVALID, "model '%s': head_dim %d is odd (rope rotates pairs)",
                        c->name, c->head_dim);
-    if (!isfinite(c->rms_eps) || c->rms_eps < 0.0f || !isfinite(c->rope_base) ||
-        c->rope_base <= 0.0f)
-        return tp_fail(TP_ERR_INVALID, "model '%s': rms_eps must be >= 0 and rope_base > 0",
-                       c->name);
-    if (c->rope_mode != TP_ROPE_NEOX && c->rope_mode != TP_ROPE_NORM)
-        return tp_fail(TP_ERR_INVALID, "model '%s': rope_mode %d is neither NEOX nor NORM",
-                       c->name, c->rope_mode);
-    if (!isfinite(c->rope_freq_scale) || c->rope_freq_scale <= 0.0f ||
-        !isfinite(c->rope_attn_factor) || c->rope_attn_factor <= 0.0f ||
-        !isfinite(c->rope_ext_factor) || c->rope_ext_factor < 0.0f || c->rope_n_ctx_orig < 0 ||
-        (c->rope_ext_factor != 0.0f && c->rope_n_ctx_orig == 0))
-        return tp_fail(TP_ERR_INVALID, "model '%s': expected rope_freq_scale and "
-                       "rope_attn_factor > 0, rope_ext_factor >= 0 and, with YaRN, "
-                       "rope_n_ctx_orig > 0", c->name);
+    if (!isfinite(c->rms_eps) || c->rms_eps < 0.0f)
+        return tp_fail(TP_ERR_INVALID, "model '%s': rms_eps must be finite and >= 0, got %g",
+                       c->name, (double)c->rms_eps);
+    char who[TP_NAME_MAX + 16];
+    snprintf(who, sizeof who, "model '%s'", c->name);
+    TP_TRY(tp_model_check_rope(c, who));
     if (c->n_layer > 99999)
         return tp_fail(TP_ERR_INVALID, "model '%s': %d layers is too many", c->name, c->n_layer);
     return TP_OK;
+}
+
+/* Is the tensor NAME (global, or per layer without its "blk.L." prefix) present under the
+ * config's flags? The table of tensorplan/model_family.h decides which weights and biases
+ * the nodes read. */
+static int has_tensor(const tp_model_config *c, int per_layer, const char *name)
+{
+    size_t n = 0;
+    const tp_model_tensor *t = tp_model_tensors(&n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].per_layer == per_layer && strcmp(t[i].name, name) == 0)
+            return tp_model_group_present(c, t[i].group);
+    return 0;
 }
 
 /* The builder appends node after node; the first failure sticks and later appends are
@@ -207,14 +231,16 @@ static size_t norm(builder *b, const char *suffix, size_t x, const char *weight,
     return emit(b, &nd, b->c->n_embd, d1);
 }
 
-/* A per-layer projection blk.L.<tensor>.weight (+ .bias). */
-static size_t proj(builder *b, const char *suffix, size_t x, const char *tensor, int bias,
-                   int64_t d0, int64_t d1)
+/* A per-layer projection blk.L.<tensor>.weight (+ .bias when the config asks for it). */
+static size_t proj(builder *b, const char *suffix, size_t x, const char *tensor, int64_t d0,
+                   int64_t d1)
 {
     tp_node nd = make(b, TP_OP_MUL_MAT, suffix, 1, (size_t[]){x});
+    char bias[TP_NAME_MAX];
+    snprintf(bias, sizeof bias, "%s.bias", tensor);
     set_name(nd.p.weight, "blk.%d.%s.weight", b->layer, tensor);
-    if (bias)
-        set_name(nd.p.bias, "blk.%d.%s.bias", b->layer, tensor);
+    if (has_tensor(b->c, 1, bias))
+        set_name(nd.p.bias, "blk.%d.%s", b->layer, bias);
     return emit(b, &nd, d0, d1);
 }
 
@@ -230,7 +256,7 @@ static size_t rope(builder *b, const char *suffix, size_t x, size_t pos, int n_h
     nd.p.rope_ext_factor = c->rope_ext_factor;
     nd.p.rope_attn_factor = c->rope_attn_factor;
     nd.p.rope_n_ctx_orig = c->rope_n_ctx_orig;
-    if (c->rope_freqs)
+    if (has_tensor(c, 0, "rope_freqs.weight"))
         set_name(nd.p.weight, "rope_freqs.weight");
     return emit(b, &nd, (int64_t)n_head * c->head_dim, d1);
 }
@@ -256,9 +282,9 @@ static size_t attention(builder *b, size_t x, const graph_inputs *in)
     const tp_model_config *c = b->c;
     const int64_t n_q = (int64_t)c->n_head * c->head_dim;
     const int64_t n_kv = (int64_t)c->n_head_kv * c->head_dim, nt = in->nt;
-    size_t q = proj(b, "q", x, "attn_q", c->qkv_bias, n_q, nt);
-    size_t k = proj(b, "k", x, "attn_k", c->qkv_bias, n_kv, nt);
-    size_t v = proj(b, "v", x, "attn_v", c->qkv_bias, n_kv, nt);
+    size_t q = proj(b, "q", x, "attn_q", n_q, nt);
+    size_t k = proj(b, "k", x, "attn_k", n_kv, nt);
+    size_t v = proj(b, "v", x, "attn_v", n_kv, nt);
     size_t rq = rope(b, "rope_q", q, in->positions, c->n_head, nt);
     size_t rk = rope(b, "rope_k", k, in->positions, c->n_head_kv, nt);
 
@@ -283,7 +309,7 @@ static size_t layer(builder *b, size_t h, const graph_inputs *in, int64_t narrow
     const int64_t ne = c->n_embd, nf = c->n_ff, rows = narrow ? narrow : in->nt;
     size_t x = norm(b, "attn_norm", h, "attn_norm", in->nt);
     size_t attn = attention(b, x, in);
-    size_t o = proj(b, "attn_out", attn, "attn_output", c->attn_out_bias, ne, in->nt);
+    size_t o = proj(b, "attn_out", attn, "attn_output", ne, in->nt);
     size_t resid;
     if (narrow) {
         size_t o_rows = op2(b, TP_OP_GET_ROWS, "attn_out_tail", o, in->tail_ids, ne, rows);
@@ -293,11 +319,11 @@ static size_t layer(builder *b, size_t h, const graph_inputs *in, int64_t narrow
         resid = op2(b, TP_OP_ADD, "attn_residual", h, o, ne, rows);
     }
     size_t f = norm(b, "ffn_norm", resid, "ffn_norm", rows);
-    size_t gate = proj(b, "ffn_gate", f, "ffn_gate", c->ffn_bias, nf, rows);
-    size_t up = proj(b, "ffn_up", f, "ffn_up", c->ffn_bias, nf, rows);
+    size_t gate = proj(b, "ffn_gate", f, "ffn_gate", nf, rows);
+    size_t up = proj(b, "ffn_up", f, "ffn_up", nf, rows);
     size_t act = op1(b, TP_OP_SILU, "ffn_silu", gate, nf, rows);
     size_t gated = op2(b, TP_OP_MUL, "ffn_swiglu", act, up, nf, rows);
-    size_t down = proj(b, "ffn_down", gated, "ffn_down", c->ffn_bias, ne, rows);
+    size_t down = proj(b, "ffn_down", gated, "ffn_down", ne, rows);
     return op2(b, TP_OP_ADD, "ffn_residual", resid, down, ne, rows);
 }
 
@@ -376,8 +402,9 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
     b.layer = -1;
     size_t fin = norm(&b, "output_norm", h, "output_norm", (int64_t)n_out);
     nd = make(&b, TP_OP_MUL_MAT, "logits", 1, (size_t[]){fin});
-    set_name(nd.p.weight, "%s", c->tied_embeddings ? "token_embd.weight" : "output.weight");
-    if (c->output_bias)
+    set_name(nd.p.weight, "%s",
+             has_tensor(c, 0, "output.weight") ? "output.weight" : "token_embd.weight");
+    if (has_tensor(c, 0, "output.bias"))
         set_name(nd.p.bias, "output.bias");
     size_t logits = emit(&b, &nd, c->vocab, (int64_t)n_out);
     if (b.st == TP_OK)

@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "model/splitmix.h"
 #include "tensorplan/model.h"
+#include "tensorplan/model_family.h"
 #include "tensorplan/weights.h"
 
 /* ---- random initialisation ------------------------------------------------------------------ */
@@ -68,6 +69,21 @@ static tp_status add_random(tp_weights *w, uint64_t seed, const char *name, size
     return TP_OK;
 }
 
+/* The spread of the uniform draws of one tensor (tensorplan/model_family.h). The embedding
+ * doubles as lm_head when tied: rows of norm ~1 suit both uses. */
+static void init_spread(const tp_model_tensor *t, size_t cols, float *center, float *std)
+{
+    switch (t->init) {
+    case TP_INIT_NORM: *center = 1.0f, *std = 0.05f / 1.7320508f; return;
+    case TP_INIT_BIAS: *center = 0.0f, *std = 0.02f; return;
+    /* divisors of theta as Llama 3 files carry them: at least 1, from 1.07 to 1.93 here */
+    case TP_INIT_ROPE_FREQS: *center = 1.5f, *std = 0.25f; return;
+    case TP_INIT_MATRIX: break;
+    }
+    *center = 0.0f;
+    *std = 1.0f / sqrtf((float)cols);
+}
+
 tp_status tp_weights_init_random(const tp_model_config *c, uint64_t seed, tp_weights **out)
 {
     if (!c || !out)
@@ -77,64 +93,31 @@ tp_status tp_weights_init_random(const tp_model_config *c, uint64_t seed, tp_wei
         return tp_fail(TP_ERR_INVALID, "weights: config '%s' has a non-positive dimension",
                        c->name);
     tp_weights *w = NULL;
-    tp_status st = tp_weights_create(&w);
-    if (st != TP_OK)
-        return st;
-    size_t ne = (size_t)c->n_embd, nf = (size_t)c->n_ff, vocab = (size_t)c->vocab;
-    size_t nq = (size_t)c->n_head * (size_t)c->head_dim;
-    size_t nkv = (size_t)c->n_head_kv * (size_t)c->head_dim;
-    float s_e = 1.0f / sqrtf((float)ne), s_q = 1.0f / sqrtf((float)nq);
-    float s_f = 1.0f / sqrtf((float)nf);
-    const float norm_spread = 0.05f / 1.7320508f, bias_std = 0.02f;
+    TP_TRY(tp_weights_create(&w));
+    size_t n = 0;
+    const tp_model_tensor *t = tp_model_tensors(&n);
     char name[TP_NAME_MAX];
-
-#define ADD(nm, r, cc, center, std)                                                          \
-    do {                                                                                     \
-        st = add_random(w, seed, (nm), (r), (cc), (center), (std));                        \
-        if (st != TP_OK)                                                                     \
-            goto fail;                                                                       \
-    } while (0)
-#define LNAME(fmt)                                                                           \
-    (snprintf(name, sizeof name, "blk.%d." fmt, L), name)
-
-    /* the embedding doubles as lm_head when tied: rows of norm ~1 suit both uses */
-    ADD("token_embd.weight", vocab, ne, 0.0f, s_e);
-    for (int L = 0; L < c->n_layer; L++) {
-        ADD(LNAME("attn_norm.weight"), 1, ne, 1.0f, norm_spread);
-        ADD(LNAME("attn_q.weight"), nq, ne, 0.0f, s_e);
-        ADD(LNAME("attn_k.weight"), nkv, ne, 0.0f, s_e);
-        ADD(LNAME("attn_v.weight"), nkv, ne, 0.0f, s_e);
-        if (c->qkv_bias) {
-            ADD(LNAME("attn_q.bias"), 1, nq, 0.0f, bias_std);
-            ADD(LNAME("attn_k.bias"), 1, nkv, 0.0f, bias_std);
-            ADD(LNAME("attn_v.bias"), 1, nkv, 0.0f, bias_std);
-        }
-        ADD(LNAME("attn_output.weight"), ne, nq, 0.0f, s_q);
-        if (c->attn_out_bias)
-            ADD(LNAME("attn_output.bias"), 1, ne, 0.0f, bias_std);
-        ADD(LNAME("ffn_norm.weight"), 1, ne, 1.0f, norm_spread);
-        ADD(LNAME("ffn_gate.weight"), nf, ne, 0.0f, s_e);
-        ADD(LNAME("ffn_up.weight"), nf, ne, 0.0f, s_e);
-        ADD(LNAME("ffn_down.weight"), ne, nf, 0.0f, s_f);
-        if (c->ffn_bias) {
-            ADD(LNAME("ffn_gate.bias"), 1, nf, 0.0f, bias_std);
-            ADD(LNAME("ffn_up.bias"), 1, nf, 0.0f, bias_std);
-            ADD(LNAME("ffn_down.bias"), 1, ne, 0.0f, bias_std);
+    tp_status st = TP_OK;
+    /* every tensor the flags ask for, in a file's order: the global ones, then layer after
+     * layer */
+    for (int pass = 0; pass < 2 && st == TP_OK; pass++) {
+        for (int l = 0; l < (pass ? c->n_layer : 1) && st == TP_OK; l++) {
+            for (size_t i = 0; i < n && st == TP_OK; i++) {
+                if (t[i].per_layer != pass || !tp_model_group_present(c, t[i].group))
+                    continue;
+                const size_t cols = (size_t)tp_model_tensor_dim(c, t[i].ne0);
+                const size_t rows = (size_t)tp_model_tensor_dim(c, t[i].ne1);
+                float center, std;
+                init_spread(&t[i], cols, &center, &std);
+                tp_model_tensor_name(&t[i], l, name, sizeof name);
+                st = add_random(w, seed, name, rows, cols, center, std);
+            }
         }
     }
-    ADD("output_norm.weight", 1, ne, 1.0f, norm_spread);
-    if (!c->tied_embeddings)
-        ADD("output.weight", vocab, ne, 0.0f, s_e);
-    if (c->output_bias)
-        ADD("output.bias", 1, vocab, 0.0f, bias_std);
-    /* divisors of theta as Llama 3 files carry them: at least 1, from 1.07 to 1.93 here */
-    if (c->rope_freqs)
-        ADD("rope_freqs.weight", 1, (size_t)c->head_dim / 2, 1.5f, 0.25f);
-#undef ADD
-#undef LNAME
+    if (st != TP_OK) {
+        tp_weights_destroy(w);
+        return st;
+    }
     *out = w;
     return TP_OK;
-fail:
-    tp_weights_destroy(w);
-    return st;
 }

@@ -19,9 +19,14 @@ struct tp_html_page {
     size_t n_panels, cap_panels;
 };
 
-/* The style sheet and the script that draws the embedded data, one line per string, NULL
- * at the end (plan_html_script.c). */
-extern const char *const tp_html_style[];
-extern const char *const tp_html_script[];
+/* The style sheet and the drawing script of the page, the bytes of src/picture/plan.css
+ * and plan.js with a terminating zero, built in by cmake/embed_text.cmake. The script reads the JSON of <script id="tp-data">, draws every
+ * panel on a canvas (one fillRect per tensor, grouped by colour), finds the rectangle under
+ * the pointer by a scan of the flat number array, lists the tensors live at the peak, and
+ * records what it drew in attributes of <html>: data-drawn-count (rectangles drawn),
+ * data-lines (the lines drawn: "arena,peak"), data-panels and data-drawn="1" at the end;
+ * data-errors counts script errors (set in the page's head). */
+extern const unsigned char tp_html_style[];
+extern const unsigned char tp_html_script[];
 
 #endif

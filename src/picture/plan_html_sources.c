@@ -58,30 +58,13 @@ static int buf_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-/* Node lifetimes as the allocator uses them (docs/allocator.md, "Liveness in build order"):
- * from the node's position (inputs: 0) to its last consumer; outputs, and with pinned inputs
- * the inputs, to the end (step n); a node written in place extends its group's root. */
-static void lifetimes(const tp_allocator *a, const tp_graph *g, size_t *start, size_t *last,
-                      size_t *root)
+/* The root of each node's in-place group (itself when it aliases nothing): the allocator's
+ * aliases followed to their end. */
+static void group_roots(const tp_allocator *a, size_t n, size_t *root)
 {
-    size_t n = g->n_nodes;
-    for (size_t i = 0; i < n; i++) {
-        start[i] = last[i] = i;
-        for (size_t k = 0; k < g->nodes[i].n_src; k++)
-            if (g->nodes[i].src[k] < n && last[g->nodes[i].src[k]] < i)
-                last[g->nodes[i].src[k]] = i;
-    }
-    for (size_t k = 0; k < g->n_outputs; k++)
-        last[g->outputs[k]] = n;
-    for (size_t k = 0; k < g->n_inputs; k++) {
-        last[g->inputs[k]] = n; /* pinned and given their buffers first */
-        start[g->inputs[k]] = 0;
-    }
     for (size_t i = 0; i < n; i++) {
         size_t s = tp_alloc_alias_of(a, i);
         root[i] = s == TP_NO_ALIAS ? i : root[s]; /* sources come first in build order */
-        if (last[i] > last[root[i]])
-            last[root[i]] = last[i];
     }
 }
 
@@ -149,9 +132,11 @@ static tp_status alias_texts(const tp_graph *g, const tp_allocator *a, const siz
     return TP_OK;
 }
 
+/* One rectangle per buffer a node owns, over the lifetime the allocator planned it with (a
+ * group root's spans its in-place members). */
 static tp_status node_rects(tp_html_page *page, const tp_allocator *a, const tp_graph *g,
-                            const buf_base *bb, size_t nb, const size_t *start,
-                            const size_t *last, const size_t *root, const tp_gtext *text)
+                            const buf_base *bb, size_t nb, const size_t *root,
+                            const tp_gtext *text)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const tp_node *node = &g->nodes[i];
@@ -163,8 +148,10 @@ static tp_status node_rects(tp_html_page *page, const tp_allocator *a, const tp_
         if (!b)
             return tp_fail(TP_ERR_INVALID, "html page: node %zu '%s': its buffer %zu is not "
                            "among the plan's buffers", i, node->name, ref.id);
-        tp_html_rect r = {node->name, tp_op_name(node->op), ref.len * sizeof(float), start[i],
-                          last[i], b->base + ref.offset * sizeof(float), text[i].data};
+        size_t first = 0, last = 0;
+        tp_alloc_node_lifetime(a, i, &first, &last);
+        tp_html_rect r = {node->name, tp_op_name(node->op), ref.len * sizeof(float), first, last,
+                          b->base + ref.offset * sizeof(float), text[i].data};
         tp_status st = tp_html_page_add_rect(page, b->panel, &r);
         if (st != TP_OK)
             return st;
@@ -215,18 +202,18 @@ tp_status tp_html_add_alloc(tp_html_page *page, const char *group, const tp_allo
     if (!page || !g)
         return tp_fail(TP_ERR_INVALID, "tp_html_add_alloc: no page, or no plan");
     size_t n = g->n_nodes, first_panel = page->n_panels, nb = 0;
-    size_t *start = malloc((3 * n + 1) * sizeof *start);
+    size_t *root = malloc((n + 1) * sizeof *root);
     tp_gtext *text = calloc(n + 1, sizeof *text);
     buf_base *bb = NULL;
-    tp_status st = start && text ? TP_OK : tp_fail(TP_ERR_NOMEM, "html page: out of memory");
+    tp_status st = root && text ? TP_OK : tp_fail(TP_ERR_NOMEM, "html page: out of memory");
     if (st == TP_OK) {
-        lifetimes(alloc, g, start, start + n, start + 2 * n);
-        st = alias_texts(g, alloc, start + 2 * n, text);
+        group_roots(alloc, n, root);
+        st = alias_texts(g, alloc, root, text);
     }
     if (st == TP_OK)
         st = buffer_panels(page, group, alloc, &bb, &nb);
     if (st == TP_OK)
-        st = node_rects(page, alloc, g, bb, nb, start, start + n, start + 2 * n, text);
+        st = node_rects(page, alloc, g, bb, nb, root, text);
     if (st == TP_OK)
         st = region_rects(page, alloc, bb, nb, n);
     if (st == TP_OK)
@@ -234,7 +221,7 @@ tp_status tp_html_add_alloc(tp_html_page *page, const char *group, const tp_allo
     for (size_t i = 0; text && i < n; i++)
         free(text[i].data);
     free(text);
-    free(start);
+    free(root);
     free(bb);
     return st;
 }

@@ -1,6 +1,7 @@
 /* The picture of a plan as HTML: the page, its embedded data and where it goes
  * (docs/picture.md). The data is one JSON object in a <script type="application/json">
- * element; the style and the drawing script are in plan_html_script.c. */
+ * element; the style and the drawing script are plan.css and plan.js, built in as byte
+ * arrays (plan_html_internal.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,14 +132,6 @@ static tp_status panel_json(tp_gtext *t, const tp_html_panel *q)
     return TP_OK;
 }
 
-static void lines(tp_gtext *t, const char *const *text)
-{
-    for (; *text; text++) {
-        tp_gtext_puts(t, *text);
-        tp_gtext_puts(t, "\n");
-    }
-}
-
 static tp_status page_text(const tp_html_page *page, char **out)
 {
     tp_gtext t = {0};
@@ -151,7 +144,7 @@ static tp_status page_text(const tp_html_page *page, char **out)
                       "};\n</script>\n<title>");
     html_text(&t, page->title);
     tp_gtext_puts(&t, "</title>\n<style>\n");
-    lines(&t, tp_html_style);
+    tp_gtext_puts(&t, (const char *)tp_html_style);
     tp_gtext_puts(&t, "</style>\n</head>\n<body>\n<h1>");
     html_text(&t, page->title);
     tp_gtext_puts(&t, "</h1>\n<p class=\"help\">Time steps across, byte offsets up, one "
@@ -173,7 +166,7 @@ static tp_status page_text(const tp_html_page *page, char **out)
         }
     }
     tp_gtext_puts(&t, "\n]}\n</script>\n<script>\n");
-    lines(&t, tp_html_script);
+    tp_gtext_puts(&t, (const char *)tp_html_script);
     tp_gtext_puts(&t, "</script>\n</body>\n</html>\n");
     return tp_gtext_finish(&t, out);
 }

@@ -44,7 +44,7 @@ static unsigned class_of(uint32_t cap)
  * traffic (the insertions' memmoves and the cache misses of ~20 sets per query). A placement
  * that would end at or above UINT32_MAX stops the 32-bit run, and the plan is made again with
  * size_t addresses: both runs apply the same rule, so the offsets are the same either way. */
-#define PLAN_FAST_WIDTH 32
+#define TREE_WIDTH 32
 #define POS uint32_t
 #define POS_MAX UINT32_MAX
 #define W(name) name##_32
@@ -52,8 +52,8 @@ static unsigned class_of(uint32_t cap)
 #undef POS
 #undef POS_MAX
 #undef W
-#undef PLAN_FAST_WIDTH
-#define PLAN_FAST_WIDTH 64
+#undef TREE_WIDTH
+#define TREE_WIDTH 64
 #define POS size_t
 #define POS_MAX SIZE_MAX
 #define W(name) name##_64

@@ -1,6 +1,6 @@
 /* The part of greedy_tree.c compiled once per address width: greedy_tree.c includes it twice,
  * with POS the address type (uint32_t, then size_t), POS_MAX its largest value, W(name) the
- * name of this width's copy and PLAN_FAST_WIDTH 32 or 64. No include guard on purpose. */
+ * name of this width's copy and TREE_WIDTH 32 or 64. No include guard on purpose. */
 #define span W(span)
 #define span_set W(span_set)
 #define pool W(pool)
@@ -554,7 +554,7 @@ static inline tp_status gp_place_one(greedy_state *g, size_t id, size_t size, si
             return st;
         *offset = gp_pick_gap(g, size, &overflow);
     }
-#if PLAN_FAST_WIDTH == 32
+#if TREE_WIDTH == 32
     if (!overflow && (*offset >= POS_MAX || size >= POS_MAX - *offset)) {
         *too_wide = 1;
         return TP_OK;

@@ -22,7 +22,6 @@ typedef struct tp_strmap {
     size_t count;
 } tp_strmap;
 
-uint64_t tp_strmap_hash(const char *key, size_t len);
 tp_status tp_strmap_init(tp_strmap *m, size_t expected);
 void tp_strmap_free(tp_strmap *m);
 /* Inserts key -> value; when the key is present already, leaves it and returns 0, else 1. */

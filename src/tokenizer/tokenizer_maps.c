@@ -4,18 +4,8 @@
 
 #include "common/error.h"
 #include "common/grow.h"
+#include "common/hash.h"
 #include "tokenizer/tokenizer_internal.h"
-
-uint64_t tp_strmap_hash(const char *key, size_t len)
-{
-    /* FNV-1a, 64 bits. */
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)key[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 tp_status tp_strmap_init(tp_strmap *m, size_t expected)
 {
@@ -57,7 +47,7 @@ static size_t find_slot(const tp_strmap *m, const char *key, size_t len, uint64_
 int tp_strmap_put(tp_strmap *m, const char *key, size_t len, int32_t value)
 {
     /* The capacity was sized for every key at init, so the map never fills. */
-    uint64_t h = tp_strmap_hash(key, len);
+    uint64_t h = tp_hash_bytes(key, len);
     size_t i = find_slot(m, key, len, h);
     if (m->slots[i].key)
         return 0;
@@ -70,7 +60,7 @@ int32_t tp_strmap_get(const tp_strmap *m, const char *key, size_t len)
 {
     if (!m->slots)
         return -1;
-    size_t i = find_slot(m, key, len, tp_strmap_hash(key, len));
+    size_t i = find_slot(m, key, len, tp_hash_bytes(key, len));
     return m->slots[i].key ? m->slots[i].value : -1;
 }
 

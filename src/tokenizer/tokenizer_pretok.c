@@ -1,5 +1,6 @@
-/* The pre-tokenizer of byte-level BPE (docs/tokenizer.md, "Pre-tokenizers"): UTF-8 clean-up
- * and the regex lists named by tokenizer.ggml.pre, matched by PCRE2 (8-bit, UTF and UCP). */
+/* The pre-tokenizer of byte-level BPE (docs/tokenizer.md, "Byte-level BPE" and "Regular
+ * expressions"): UTF-8 clean-up and the regex lists named by tokenizer.ggml.pre, matched by
+ * PCRE2 (8-bit, UTF and UCP). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdlib.h>
