@@ -493,6 +493,62 @@ static void test_other_kv_type_on_the_same_cache_is_refused(void **state)
     tp_weights_destroy(w);
 }
 
+/* The graph carries the cache type on its KV nodes, and validation holds the type to them. */
+static void test_graph_kv_nodes_carry_the_type(void **state)
+{
+    (void)state;
+    tp_model_config c = config(TP_ARCH_QWEN2);
+    for (int ti = 0; ti < 3; ti++) {
+        tp_graph_params gp;
+        memset(&gp, 0, sizeof gp);
+        gp.n_tokens = 3;
+        gp.n_out = 1;
+        gp.n_ctx = 16;
+        gp.kv_type = kv_types[ti];
+        tp_graph *g = NULL;
+        assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+        size_t kv_nodes = 0, first = SIZE_MAX;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const tp_node *nd = &g->nodes[i];
+            if (nd->op == TP_OP_KV_STORE || nd->op == TP_OP_KV_LOAD) {
+                assert_int_equal(nd->dtype, kv_types[ti]);
+                kv_nodes++;
+                if (first == SIZE_MAX && nd->op == TP_OP_KV_LOAD)
+                    first = i;
+            } else if (nd->op != TP_OP_INPUT) {
+                assert_int_equal(nd->dtype, TP_DTYPE_F32); /* activations stay f32 */
+            }
+        }
+        assert_int_equal(kv_nodes, 2 * (size_t)c.n_layer);
+        assert_int_equal(tp_graph_validate(g), TP_OK);
+        /* one layer's store and load in two types: refused */
+        tp_node *load = &g->nodes[first];
+        load->dtype = kv_types[(ti + 1) % 3];
+        assert_int_equal(tp_graph_validate(g), TP_ERR_INVALID);
+        assert_non_null(strstr(tp_last_error(), "dtype"));
+        /* an i32 cache, and q8_0 on heads of 16: refused */
+        load->dtype = TP_DTYPE_I32;
+        assert_int_equal(tp_graph_validate(g), TP_ERR_INVALID);
+        tp_graph_destroy(g);
+    }
+    tp_graph_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.n_tokens = 1;
+    gp.n_out = 1;
+    gp.n_ctx = 8;
+    gp.kv_type = TP_DTYPE_Q8_0;
+    tp_graph *g = NULL;
+    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_OK);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == TP_OP_KV_STORE || g->nodes[i].op == TP_OP_KV_LOAD)
+            g->nodes[i].p.head_dim = 16; /* a consistent geometry of heads of 16 */
+    assert_int_equal(tp_graph_validate(g), TP_ERR_INVALID);
+    assert_non_null(strstr(tp_last_error(), "multiple of 32"));
+    tp_graph_destroy(g);
+    gp.kv_type = TP_DTYPE_I32;
+    assert_int_equal(tp_model_build_graph(&c, &gp, &g), TP_ERR_INVALID);
+}
+
 /* ---- chunked prefill --------------------------------------------------------------------- */
 
 static void test_chunked_prefill_equals_one_graph(void **state)
@@ -616,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_strategies_equal_naive_for_each_kv_type),
         cmocka_unit_test(test_kv_bytes_follow_the_formula),
         cmocka_unit_test(test_other_kv_type_on_the_same_cache_is_refused),
+        cmocka_unit_test(test_graph_kv_nodes_carry_the_type),
         cmocka_unit_test(test_chunked_prefill_equals_one_graph),
         cmocka_unit_test(test_chunked_prefill_tail_row),
         cmocka_unit_test(test_chunked_prefill_plans_stay_constant),
