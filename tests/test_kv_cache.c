@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -493,6 +494,75 @@ static void test_other_kv_type_on_the_same_cache_is_refused(void **state)
     tp_weights_destroy(w);
 }
 
+/* tp_session_dump writes a typed cache as f32: each row the test's own decoding of the
+ * region's bytes, rows never written zero. */
+static void test_dump_reads_the_typed_cache_back(void **state)
+{
+    (void)state;
+    tp_model_config c = config(TP_ARCH_LLAMA);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_weights_init_random(&c, 9, &w), TP_OK);
+    const size_t width = (size_t)c.n_head_kv * (size_t)c.head_dim, n_ctx = 12;
+    for (int ti = 1; ti < 3; ti++) {
+        tp_session_options o = tp_session_options_default();
+        o.n_ctx = n_ctx;
+        o.kv_type = kv_types[ti];
+        tp_session *s = NULL;
+        assert_int_equal(tp_session_create(&c, w, &o, &s), TP_OK);
+        assert_int_equal(tp_session_forward(s, prompt, 5, 1, NULL), TP_OK);
+        char dir[] = "/tmp/tp_kv_dump_XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(tp_session_dump(s, dir), TP_OK);
+        const size_t row = kv_types[ti] == TP_DTYPE_F16 ? 2 * width : width / 32 * 34;
+        tp_allocator *alloc = tp_session_allocator(s);
+        for (int L = 0; L < c.n_layer; L++)
+            for (int which = 0; which < 2; which++) {
+                tp_bufref k, v;
+                assert_true(tp_alloc_kv_pair(alloc, L, &k, &v));
+                unsigned char *raw = malloc(k.len * sizeof(float));
+                assert_non_null(raw);
+                assert_int_equal(tp_alloc_read(alloc, which ? &v : &k, raw), TP_OK);
+                char path[256];
+                snprintf(path, sizeof path, "%s/kv.%d.%c.f32", dir, L, which ? 'v' : 'k');
+                FILE *f = fopen(path, "rb");
+                assert_non_null(f);
+                float *got = malloc(n_ctx * width * sizeof *got);
+                double *want = malloc(width * sizeof *want);
+                assert_true(got && want);
+                for (size_t i = 0; i < n_ctx * width; i++) {
+                    unsigned char b[4];
+                    assert_int_equal(fread(b, 1, 4, f), 4);
+                    /* little-endian f32 whatever the host */
+                    uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                 (uint32_t)b[3] << 24;
+                    memcpy(&got[i], &u, sizeof u);
+                }
+                assert_int_equal(fgetc(f), EOF);
+                fclose(f);
+                unlink(path);
+                for (size_t r = 0; r < n_ctx; r++) {
+                    assert_int_equal(ref_dequantize_row(type_id(kv_types[ti]), raw + r * row,
+                                                        want, width),
+                                     0);
+                    for (size_t i = 0; i < width; i++) {
+                        assert_true(got[r * width + i] == (float)want[i]);
+                        if (r >= 5)
+                            assert_true(want[i] == 0.0);
+                    }
+                }
+                free(raw);
+                free(got);
+                free(want);
+            }
+        char path[256];
+        snprintf(path, sizeof path, "%s/logits.f32", dir);
+        unlink(path);
+        assert_int_equal(rmdir(dir), 0);
+        tp_session_destroy(s);
+    }
+    tp_weights_destroy(w);
+}
+
 /* The graph carries the cache type on its KV nodes, and validation holds the type to them. */
 static void test_graph_kv_nodes_carry_the_type(void **state)
 {
@@ -673,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_kv_bytes_follow_the_formula),
         cmocka_unit_test(test_other_kv_type_on_the_same_cache_is_refused),
         cmocka_unit_test(test_graph_kv_nodes_carry_the_type),
+        cmocka_unit_test(test_dump_reads_the_typed_cache_back),
         cmocka_unit_test(test_chunked_prefill_equals_one_graph),
         cmocka_unit_test(test_chunked_prefill_tail_row),
         cmocka_unit_test(test_chunked_prefill_plans_stay_constant),
