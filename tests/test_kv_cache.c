@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "support/ref_forward.h"
@@ -563,6 +564,63 @@ static void test_dump_reads_the_typed_cache_back(void **state)
     tp_weights_destroy(w);
 }
 
+/* The trace shows a typed KV node without f32 statistics, and every f32 node with them. */
+static void test_trace_of_a_typed_cache(void **state)
+{
+    (void)state;
+    tp_model_config c = config(TP_ARCH_QWEN2);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_weights_init_random(&c, 9, &w), TP_OK);
+    char path[] = "/tmp/tp_kv_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    tp_trace *trace = NULL;
+    assert_int_equal(tp_trace_open(path, &trace), TP_OK);
+    tp_session_options o = tp_session_options_default();
+    o.n_ctx = 8;
+    o.kv_type = TP_DTYPE_Q8_0;
+    o.exec.trace = trace;
+    tp_session *s = NULL;
+    assert_int_equal(tp_session_create(&c, w, &o, &s), TP_OK);
+    assert_int_equal(tp_session_forward(s, prompt, 3, 1, NULL), TP_OK);
+    tp_session_destroy(s);
+    assert_int_equal(tp_trace_close(trace), TP_OK);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unlink(path);
+    text[len] = '\0';
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    const cJSON *nodes =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "runs"), 0), "nodes");
+    size_t kv = 0, computed = 0;
+    const cJSON *nd = NULL;
+    cJSON_ArrayForEach(nd, nodes)
+    {
+        const char *dtype = cJSON_GetStringValue(cJSON_GetObjectItem(nd, "dtype"));
+        const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(nd, "op"));
+        if (strcmp(op, "kv_store") == 0) {
+            assert_string_equal(dtype, "q8_0");
+            assert_null(cJSON_GetObjectItem(nd, "stats"));
+            assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(nd, "sample")), 0);
+            kv++;
+        } else if (strcmp(op, "attn") == 0) {
+            const cJSON *st = cJSON_GetObjectItem(nd, "stats");
+            assert_non_null(st);
+            assert_int_equal((int)cJSON_GetObjectItem(st, "nan")->valuedouble, 0);
+            computed++;
+        }
+    }
+    assert_int_equal(kv, (size_t)c.n_layer);
+    assert_int_equal(computed, (size_t)c.n_layer);
+    cJSON_Delete(root);
+    tp_weights_destroy(w);
+}
+
 /* The graph carries the cache type on its KV nodes, and validation holds the type to them. */
 static void test_graph_kv_nodes_carry_the_type(void **state)
 {
@@ -744,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_other_kv_type_on_the_same_cache_is_refused),
         cmocka_unit_test(test_graph_kv_nodes_carry_the_type),
         cmocka_unit_test(test_dump_reads_the_typed_cache_back),
+        cmocka_unit_test(test_trace_of_a_typed_cache),
         cmocka_unit_test(test_chunked_prefill_equals_one_graph),
         cmocka_unit_test(test_chunked_prefill_tail_row),
         cmocka_unit_test(test_chunked_prefill_plans_stay_constant),
