@@ -16,6 +16,7 @@ csv_problem minimalloc
 csv_solution minimalloc
 gguf
 graph_alloc
+model fuzz/gguf
 planner
 tokenizer
 '

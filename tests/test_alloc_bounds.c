@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -17,6 +18,7 @@
 #include "support/qwen_graph.h"
 #include "alloc/alloc_debug.h"
 #include "tensorplan/alloc.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/model.h"
 
 /* The rules plan() turns off (alloc_debug.h): none but where a test says. */
@@ -91,12 +93,51 @@ static void test_decode_last_consumer_chains(void **state)
     assert_int_equal(s.peak_live_bytes, 611336);
 }
 
+/* The planning allocator (buffers with a length and no memory) plans exactly as the host one:
+ * the same statistics for every strategy and policy on tiny-qwen2's prefill and decode graphs;
+ * its buffers cannot be read. */
+static void test_planning_allocator_same_plan(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny-qwen2", &c), TP_OK);
+    const tp_alloc_strategy strategies[2] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA};
+    const tp_alias_policy policies[2] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER};
+    for (size_t nt = 1; nt <= 9; nt += 8) {
+        tp_graph_params p = {nt, 1, 64, 1, 0, 0, TP_DTYPE_F32};
+        tp_graph *g = NULL;
+        assert_int_equal(tp_model_build_graph(&c, &p, &g), TP_OK);
+        for (int k = 0; k < 4; k++) {
+            tp_alloc_options o = tp_alloc_options_default();
+            o.strategy = strategies[k / 2];
+            o.aliasing = policies[k % 2];
+            tp_allocator *host = NULL, *plan = NULL;
+            assert_int_equal(tp_allocator_create_host(&host), TP_OK);
+            assert_int_equal(tp_allocator_create_planning(&plan), TP_OK);
+            assert_int_equal(tp_alloc_graph(host, g, &o), TP_OK);
+            assert_int_equal(tp_alloc_graph(plan, g, &o), TP_OK);
+            tp_plan_stats a = tp_alloc_stats(host), b = tp_alloc_stats(plan);
+            a.plan_seconds = b.plan_seconds = 0.0;
+            assert_memory_equal(&a, &b, sizeof a);
+            tp_bufref out;
+            assert_true(tp_alloc_node_buffer(plan, g->outputs[0], &out));
+            float *buf = calloc(out.len, sizeof *buf);
+            assert_int_equal(tp_alloc_read(plan, &out, buf), TP_ERR_INVALID);
+            free(buf);
+            tp_allocator_destroy(host);
+            tp_allocator_destroy(plan);
+        }
+        tp_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_lower_bounds),
         cmocka_unit_test(test_prefill_last_consumer),
         cmocka_unit_test(test_decode_last_consumer_chains),
+        cmocka_unit_test(test_planning_allocator_same_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

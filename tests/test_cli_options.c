@@ -100,6 +100,7 @@ static const opt options[] = {
     {"--dump-graph", NULL, "/nonexistent/g.dot", C_RUN, 0},
     {"--dump-graph-json", NULL, "/nonexistent/g.json", C_RUN, 0},
     {"--json", NULL, NULL, C_PLAN | C_VALIDATE | C_MODEL | C_INSPECT, 0},
+    {"--check", NULL, NULL, C_INSPECT, 0},
     {"--html", NULL, "/nonexistent/p.html", C_PLAN | C_ALLOC | C_MODEL | C_RUN, 0},
     {"--explain", NULL, NULL, C_PLAN | C_ALLOC | C_MODEL, 0},
     {"--pieces", NULL, NULL, C_TOK, 0},

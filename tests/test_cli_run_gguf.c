@@ -379,8 +379,9 @@ static void test_strategies_equal(void **state)
     free(first);
 }
 
-/* Copies SRC to DST with tokenizer.ggml.eos_token_id set to EOS (reader to writer). */
-static void copy_with_eos(const char *src, const char *dst, uint32_t eos)
+/* Copies SRC to DST with tokenizer.ggml.eos_token_id set to EOS (UINT32_MAX: kept) and,
+ * when CONTROL >= 0, token CONTROL's type set to control (3) (reader to writer). */
+static void copy_edited(const char *src, const char *dst, uint32_t eos, int32_t control)
 {
     tp_gguf *g = NULL;
     assert_int_equal(tp_gguf_open(src, &g), TP_OK);
@@ -389,8 +390,15 @@ static void copy_with_eos(const char *src, const char *dst, uint32_t eos)
     for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
         const tp_gguf_kv *kv = tp_gguf_kv_at(g, i);
         tp_status st;
-        if (strcmp(kv->key, "tokenizer.ggml.eos_token_id") == 0) {
+        if (strcmp(kv->key, "tokenizer.ggml.eos_token_id") == 0 && eos != UINT32_MAX) {
             st = tp_gguf_writer_add_u32(w, kv->key, eos);
+        } else if (strcmp(kv->key, "tokenizer.ggml.token_type") == 0 && control >= 0) {
+            assert_true((size_t)control < kv->array.count);
+            int32_t *types = malloc(kv->array.count * sizeof *types);
+            memcpy(types, kv->array.data, kv->array.count * sizeof *types);
+            types[control] = 3;
+            st = tp_gguf_writer_add_array(w, kv->key, TP_GGUF_I32, types, kv->array.count);
+            free(types);
         } else if (kv->type == TP_GGUF_STRING) {
             char *s = strndup(kv->string.data, kv->string.len);
             st = tp_gguf_writer_add_string(w, kv->key, s);
@@ -444,7 +452,7 @@ static void test_eog_stop(void **state)
     assert_true(want[0] != want[2] && want[1] != want[2]);
     char path[300], args[1024];
     path_in(path, sizeof path, "eos.gguf");
-    copy_with_eos(qwen_path, path, (uint32_t)want[2]);
+    copy_edited(qwen_path, path, (uint32_t)want[2], -1);
     snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
              PROMPT_TEXT, MAX_NEW);
     cli_result r = run_ok(args);
@@ -457,6 +465,90 @@ static void test_eog_stop(void **state)
     assert_memory_equal(r.out, text, strlen(text));
     free(text);
     cli_free(&r);
+}
+
+/* A first generated token with no text (a control token that does not end generation) writes
+ * nothing and the run goes on; under UBSan (the sanitizer suite) the empty piece was passed to
+ * fwrite as a NULL pointer. The text written is the pieces of the other tokens. */
+static void test_first_token_without_text(void **state)
+{
+    (void)state;
+    int32_t want[MAX_NEW], got[MAX_NEW];
+    double margin;
+    reference("tiny-qwen2", MAX_NEW, want, &margin, NULL);
+    char path[300], args[1024];
+    path_in(path, sizeof path, "control.gguf");
+    copy_edited(qwen_path, path, UINT32_MAX, want[0]);
+    tp_gguf *g = NULL;
+    tp_tokenizer *tok = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    assert_int_equal(tp_gguf_tokenizer(g, &tok), TP_OK);
+    assert_false(tp_tokenizer_is_eog(tok, want[0]));
+    size_t len = 99;
+    assert_int_equal(tp_tokenizer_piece(tok, want[0], 0, NULL, 0, &len), TP_OK);
+    assert_int_equal(len, 0);
+    tp_tokenizer_destroy(tok);
+    tp_gguf_close(g);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new %d", path,
+             PROMPT_TEXT, MAX_NEW);
+    cli_result r = run_ok(args);
+    assert_int_equal(parse_generated(r.err, got, MAX_NEW), MAX_NEW);
+    assert_memory_equal(got, want, sizeof want);
+    char *text = pieces_of(path, want + 1, MAX_NEW - 1);
+    assert_int_equal(r.out_len, strlen(text) + 1);
+    assert_memory_equal(r.out, text, strlen(text));
+    free(text);
+    cli_free(&r);
+}
+
+/* A copy of SRC with element ELEM of the F32 tensor NAME set to V. */
+static void copy_with_value(const char *src, const char *dst, const char *name, size_t elem,
+                            float v)
+{
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(src, &g), TP_OK);
+    const tp_gguf_tensor *t = tp_gguf_find_tensor(g, name);
+    assert_non_null(t);
+    assert_int_equal(t->type, TP_TYPE_F32);
+    assert_true(elem * 4 < t->nbytes);
+    const size_t at = tp_gguf_data_offset(g) + (size_t)t->offset + elem * 4;
+    tp_gguf_close(g);
+    size_t len = 0;
+    char *raw = cli_slurp(src, &len);
+    assert_true(at + 4 <= len);
+    memcpy(raw + at, &v, 4);
+    FILE *f = fopen(dst, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(raw, 1, len, f), len);
+    fclose(f);
+    free(raw);
+}
+
+/* Weights holding NaN or infinity: the forward stops with a runtime error (exit 1) naming the
+ * first node whose output is not finite, instead of choosing tokens from NaN logits (which
+ * gave "generated: 0 0 0" and NUL bytes). The first node: a NaN in layer 0's attention norm
+ * weight reaches nothing before that norm (the embedding and the inputs are finite). */
+static void test_non_finite_weights(void **state)
+{
+    (void)state;
+    char path[300], args[1024];
+    static const struct { const char *tensor, *node; float v; } cases[] = {
+        {"blk.0.attn_norm.weight", "'blk.0.attn_norm' (rms_norm)", NAN},
+        {"blk.1.ffn_norm.weight", "'blk.1.ffn_norm' (rms_norm)", INFINITY},
+        {"output_norm.weight", "'output_norm' (rms_norm)", -INFINITY},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        path_in(path, sizeof path, "nan.gguf");
+        copy_with_value(qwen_path, path, cases[i].tensor, 3, cases[i].v);
+        snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 3", path,
+                 PROMPT_TEXT);
+        cli_result r = cli_run(dir, args);
+        if (r.rc != 1 || cli_lines(r.err) != 1 || !strstr(r.err, cases[i].node) ||
+            !strstr(r.err, "not finite") || r.out_len != 0)
+            fail_msg("%s: exit %d, out %zu bytes, err %s", cases[i].tensor, r.rc, r.out_len,
+                     r.err);
+        cli_free(&r);
+    }
 }
 
 /* A text prompt runs the tokens `tensorplan tokenize` gives; sampling with a seed repeats;
@@ -609,6 +701,13 @@ static void test_exit_codes(void **state)
     /* usage */
     snprintf(args, sizeof args, "run '%s' --max-new 2", qwen_path);
     expect_exit(args, 2, "--prompt");
+    /* an empty prompt, for both families (SentencePiece would make [bos] of it) */
+    snprintf(args, sizeof args, "run '%s' --prompt ''", llama_path);
+    expect_exit(args, 2, "--prompt: empty text");
+    snprintf(args, sizeof args, "run '%s' --prompt - < /dev/null", llama_path);
+    expect_exit(args, 2, "--prompt: empty text");
+    snprintf(args, sizeof args, "run '%s' --prompt ''", qwen_path);
+    expect_exit(args, 2, "--prompt");
     snprintf(args, sizeof args, "run '%s' --prompt hi --temp -1", qwen_path);
     expect_exit(args, 2, "--temp");
     snprintf(args, sizeof args, "run '%s' --prompt hi --top-p 0", qwen_path);
@@ -636,6 +735,8 @@ int main(void)
         cmocka_unit_test(test_dump_logits),
         cmocka_unit_test(test_strategies_equal),
         cmocka_unit_test(test_eog_stop),
+        cmocka_unit_test(test_first_token_without_text),
+        cmocka_unit_test(test_non_finite_weights),
         cmocka_unit_test(test_text_prompt_and_sampling),
         cmocka_unit_test(test_kv_type_and_ubatch),
         cmocka_unit_test(test_exit_codes),

@@ -154,6 +154,9 @@ static void test_tokenize_bpe(void **state)
     expect_out(0, "3 2 6\n", "tokenize '%s' 'abc a'", bpe_path);
     expect_out(0, "2 -> 'c'\n7 -> '<|im_end|>'\n", "tokenize '%s' 'c<|im_end|>' --pieces",
                bpe_path);
+    /* 'd' is no token, and no byte token stands for it: refused as README and help say,
+     * never encoded as "a" with the d dropped */
+    expect_refused(3, "has no token", "tokenize '%s' 'ad'", bpe_path);
 }
 
 static void test_detokenize(void **state)

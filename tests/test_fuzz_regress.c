@@ -20,6 +20,7 @@
 #include "fuzz/fuzz_csv_solution.c"
 #include "fuzz/fuzz_gguf.c"
 #include "fuzz/fuzz_graph_alloc.c"
+#include "fuzz/fuzz_model.c"
 #include "fuzz/fuzz_planner.c"
 #include "fuzz/fuzz_tokenizer.c"
 
@@ -84,6 +85,7 @@ static const struct {
     { "csv_solution", fuzz_csv_solution, 1 },
     { "gguf", fuzz_gguf, 0 },
     { "graph_alloc", fuzz_graph_alloc, 0 },
+    { "model", fuzz_model, 0 },
     { "planner", fuzz_planner, 0 },
     { "tokenizer", fuzz_tokenizer, 0 },
 };

@@ -257,6 +257,12 @@ static void test_metadata_refusals(void **state)
     patched(L.kv_val[1], 0, 4, L.kv_val[1], "non-zero power of two, got 0");
     patched(L.kv_val[1], 48, 4, L.kv_val[1], "non-zero power of two, got 48");
     patched(L.kv_val[2], 13, 4, L.kv_val[2], "element type below 13");
+    /* counted strings hold NUL bytes: refused in a key ("tok\0list") and a tensor name, which
+     * a C string comparison would take for a shorter name */
+    patched(L.kv[2] + 8 + 3, 0, 1, L.kv[2], "a key without NUL bytes, got 'tok' with a NUL at "
+            "byte 3");
+    patched(L.kv[0] + 8 + 20 - 1, 0, 1, L.kv[0], "a key without NUL bytes");
+    patched(L.t[1] + 8, 0, 1, L.t[1], "a tensor name without NUL bytes");
     struct { opts o; size_t at; const char *what; } cases[8];
     int n = 0;
     for (int i = 0; i < 8; i++)

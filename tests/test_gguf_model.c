@@ -3,6 +3,7 @@
  * defaults and derived rope parameters, weight bytes against the size formula, views of the
  * mapping, and test models of both families written by tp_gguf_write_test_model read back
  * (config round trip, weights, a vocabulary the tokenizer accepts). */
+#define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,9 @@
 
 #include "support/gguf_model_build.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/model.h"
+#include "tensorplan/graph.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
 #include "tensorplan/tokenizer.h"
@@ -200,6 +204,98 @@ static void test_key_refusals(void **state)
     refused(&m, "llama.rope.scaling.type", "llama3");
 }
 
+/* 1 when the model layer builds a one-token graph of c (its own checks of the config). */
+static int model_layer_accepts(const tp_model_config *c)
+{
+    tp_graph_params p = {1, 1, 1, 0, 0, 0, TP_DTYPE_F32};
+    tp_graph *g = NULL;
+    const tp_status st = tp_model_build_graph(c, &p, &g);
+    tp_graph_destroy(g);
+    return st == TP_OK;
+}
+
+/* Every value the model layer would refuse is refused when the config is read, naming the key
+ * (exit 3 on the command line), never accepted with the file and refused later (exit 1): a
+ * rope scaling factor whose inverse is infinite (1e-45), a YaRN factor below e^-10 whose
+ * magnitude 1 + 0.1 ln(factor) is not positive (1e-30), more layers than the model layer
+ * builds. The values next to those limits load, and the model layer takes them. */
+static void test_values_the_model_refuses(void **state)
+{
+    (void)state;
+    static const struct { const char *keys[3]; const char *key; } bad[] = {
+        {{"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-30", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scaling.type=s:yarn", "rope.scaling.factor=f:1e-45", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scaling.type=s:linear", "rope.scaling.factor=f:1e-45", NULL},
+         "llama.rope.scaling.factor"},
+        {{"rope.scale_linear=f:1e-45", NULL, NULL}, "llama.rope.scale_linear"},
+        {{"rope.scaling.factor=f:-2", NULL, NULL}, "llama.rope.scaling.factor"},
+        {{"rope.scaling.attn_factor=f:-1", NULL, NULL}, "llama.rope.scaling.attn_factor"},
+        {{"rope.scaling.attn_factor=f:0", NULL, NULL}, "llama.rope.scaling.attn_factor"},
+        {{"block_count=u:100000", NULL, NULL}, "llama.block_count"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mb_model m = base_llama();
+        for (int k = 0; k < 3; k++)
+            m.extra_keys[k] = bad[i].keys[k];
+        if (strstr(bad[i].keys[0], "block_count"))
+            m.skip_key = "llama.block_count";
+        refused(&m, bad[i].key, NULL);
+    }
+    static const char *const fine[] = {"rope.scaling.factor=f:1e-4", "rope.scaling.factor=f:1e-30",
+                                       "rope.scaling.factor=f:1e30"};
+    static const char *const types[] = {"rope.scaling.type=s:yarn", "rope.scaling.type=s:linear",
+                                        "rope.scaling.type=s:yarn"};
+    for (size_t i = 0; i < 3; i++) {
+        mb_model m = base_llama();
+        m.extra_keys[0] = types[i];
+        m.extra_keys[1] = fine[i];
+        tp_model_config c;
+        assert_int_equal(load(&m, &c), TP_OK);
+        assert_true(model_layer_accepts(&c));
+    }
+}
+
+/* m's file with the first occurrence of MARK (which holds one 0x01 byte) patched to hold a
+ * NUL there; the config read from it. */
+static tp_status load_patched(const mb_model *m, const char *mark, size_t mark_len)
+{
+    assert_int_equal(mb_write(m, path), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    const size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    char *at = memmem(buf, n, mark, mark_len);
+    assert_non_null(at);
+    *(char *)memchr(at, 1, mark_len) = '\0';
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open_memory(path, buf, n, &g), TP_OK);
+    tp_model_config c;
+    const tp_status st = tp_gguf_model_config(g, &c);
+    tp_gguf_close(g);
+    return st;
+}
+
+/* A NUL inside an enumerated value is refused as such (an architecture "ll\0ma" was called
+ * 'll', a scaling type "yarn\0" 'yarn'). */
+static void test_nul_in_values(void **state)
+{
+    (void)state;
+    mb_model m = base_llama();
+    m.extra_keys[0] = "rope.scaling.type=s:yarn\001";
+    m.extra_keys[1] = "rope.scaling.factor=f:4";
+    assert_int_equal(load_patched(&m, "yarn\001", 5), TP_ERR_INVALID);
+    if (!strstr(tp_last_error(), "llama.rope.scaling.type") || !strstr(tp_last_error(), "NUL"))
+        fail_msg("%s", tp_last_error());
+    m = base_llama();
+    m.arch = "ll\001ma";
+    assert_int_equal(load_patched(&m, "\005\0\0\0\0\0\0\0ll\001ma", 13), TP_ERR_INVALID);
+    if (!strstr(tp_last_error(), "general.architecture") || !strstr(tp_last_error(), "NUL"))
+        fail_msg("%s", tp_last_error());
+}
+
 /* The rope keys go through the model's one check (tensorplan/model_family.h), on the file's
  * values and again on the derived ones, with one message naming the file. Regression: a YaRN
  * factor below e^-10 made the magnitude attn_factor x (1 + 0.1 ln factor) negative, which
@@ -251,6 +347,10 @@ static void test_tensor_refusals(void **state)
     m = base_llama();
     m.skip_tensor = "token_embd.weight";
     refused(&m, "token_embd.weight", "missing");
+    /* a 1-D table is a wrong shape (it was reported as "1 rows" against the tokens) */
+    m.extra_tensor = "token_embd.weight";
+    refused(&m, "token_embd.weight", "expected shape [n_embd, vocabulary] (2 dimensions), "
+            "got 1 dimensions");
     m = base_llama();
     m.qkv_bias = 1;
     m.skip_tensor = "blk.1.attn_v.bias"; /* the group is present in blk.0 */
@@ -618,6 +718,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_both_families),
         cmocka_unit_test(test_defaults_and_rope_scaling),
+        cmocka_unit_test(test_values_the_model_refuses),
+        cmocka_unit_test(test_nul_in_values),
         cmocka_unit_test(test_key_refusals),
         cmocka_unit_test(test_rope_refusals),
         cmocka_unit_test(test_tensor_refusals),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -380,6 +381,83 @@ static int teardown(void **state)
     return rmdir(tmpdir);
 }
 
+/* At a context of 2^24 and a prompt of 16000000 tokens, model plans without reserving what
+ * it reports (it said "host pool: cannot allocate 7549751296 elements", exit 1): the answer
+ * comes (exit 4, it does not fit 1 GiB) in bounded memory (an address-space limit of 1 GiB
+ * outside the sanitizer builds, whose shadow memory needs more), with the KV bytes of the
+ * formula L x 2 x Hkv x D x n_ctx x 4. */
+/* write-model refuses up front what it would write and tokenize would refuse: an unknown or
+ * empty --pre (the message lists the known ones), a type whose blocks do not divide the rows
+ * (q4_k: 256; tiny-qwen2's rows are 64) without the "row bytes" message of the quantizer; and
+ * -o - is standard output as for plan, no file named "-". */
+static void test_write_model_refusals_and_stdout(void **state)
+{
+    (void)state;
+    char x[400], dash[400];
+    snprintf(x, sizeof x, "%s/x.gguf", tmpdir);
+    snprintf(dash, sizeof dash, "%s/-", tmpdir);
+    static const char *const bad_pre[] = {"bogus", "", "gpt2", "qwen2\\0"};
+    for (size_t i = 0; i < sizeof bad_pre / sizeof *bad_pre; i++) {
+        assert_int_equal(run_cli("write-model tiny-qwen2 --pre '%s' -o '%s'", bad_pre[i], x), 2);
+        if (!strstr(err_text, "--pre") || !strstr(err_text, "llama-bpe") ||
+            !strstr(err_text, "smollm") || cli_lines(err_text) != 1)
+            fail_msg("%s", err_text);
+        assert_int_not_equal(access(x, F_OK), 0);
+    }
+    assert_int_equal(run_cli("write-model tiny-qwen2 --pre smollm -o '%s'", x), 0);
+    assert_int_equal(run_cli("tokenize '%s' hello", x), 0);
+    remove(x);
+    assert_int_equal(run_cli("write-model tiny-qwen2 --type q4_k -o '%s'", x), 2);
+    if (!strstr(err_text, "Q4_K blocks of 256") || strstr(err_text, "row bytes"))
+        fail_msg("%s", err_text);
+    assert_int_not_equal(access(x, F_OK), 0);
+    /* -o -: the same bytes as a file, on standard output */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' write-model tiny-llama --seed 5 -o - > out.bin && "
+             "'%s' write-model tiny-llama --seed 5 -o '%s'", tmpdir, TP_CLI_PATH, TP_CLI_PATH, x);
+    assert_int_equal(system(cmd), 0);
+    assert_int_not_equal(access(dash, F_OK), 0);
+    char out_path[400];
+    snprintf(out_path, sizeof out_path, "%s/out.bin", tmpdir);
+    size_t n1 = 0, n2 = 0;
+    char *a = cli_slurp(out_path, &n1), *b = cli_slurp(x, &n2);
+    assert_true(n1 > 4 && n1 == n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+    remove(out_path);
+    remove(x);
+}
+
+static void test_large_context_plans_only(void **state)
+{
+    (void)state;
+    char big[400];
+    snprintf(big, sizeof big, "%s/big.gguf", tmpdir);
+    mb_model m = the_model();
+    m.ctx = 1 << 24;
+    assert_int_equal(mb_write(&m, big), 0);
+    const char *limit = getenv("TP_SANITIZED") ? "" : "ulimit -v 1048576; ";
+    char cmd[2400], out[500], err[500];
+    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+    snprintf(err, sizeof err, "%s/err.txt", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s'%s' model '%s' --n-ctx 16777216 --budget 1G --prompt-len "
+             "16000000 --json >'%s' 2>'%s'", limit, TP_CLI_PATH, big, out, err);
+    const int status = system(cmd);
+    size_t n = 0;
+    char *text = cli_slurp(out, &n), *msg = cli_slurp(err, &n);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 4)
+        fail_msg("exit %d: %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
+    cJSON *o = cJSON_Parse(text);
+    assert_non_null(o);
+    /* the default f16 cache: 2 bytes an element */
+    assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * 16777216.0 * 2);
+    cJSON_Delete(o);
+    free(text);
+    free(msg);
+    remove(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +467,8 @@ int main(void)
         cmocka_unit_test(test_kv_type_and_ubatch),
         cmocka_unit_test(test_write_model),
         cmocka_unit_test(test_refused_files),
+        cmocka_unit_test(test_write_model_refusals_and_stdout),
+        cmocka_unit_test(test_large_context_plans_only),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

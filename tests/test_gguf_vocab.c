@@ -2,6 +2,7 @@
  * vocabularies of the tokenizer tests read back from tokenizer.ggml.* keys (expectations
  * derived by hand from docs/tokenizer.md, as in those tests), the id and flag keys, and
  * refusals of missing and wrongly typed keys, each naming the key. */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,32 +160,84 @@ static void test_bpe_round_trip(void **state)
     tp_tokenizer_destroy(t);
 }
 
-/* An id key not below the vocabulary size is ignored: the default stays. */
+/* An id key not below the vocabulary size is refused, naming the key (it was taken as absent,
+ * so a default id -- a byte token -- was added as bos and ended generation as eos); the last
+ * id is in range. */
 static void test_ids_out_of_range(void **state)
 {
     (void)state;
+    static const char *const keys[] = {
+        "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+        "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
+        "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id",
+        "tokenizer.ggml.seperator_token_id",
+    };
     test_vocab v;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        static const uint32_t bad[] = {1000000000u, 22u}; /* 22: the number of tokens */
+        for (size_t j = 0; j < 2; j++) {
+            tv_spm_vocab(&v);
+            assert_int_equal(v.n, 22);
+            tp_gguf_writer *w = writer_of(&v);
+            assert_int_equal(tp_gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 1),
+                             TP_OK);
+            assert_int_equal(tp_gguf_writer_add_u32(w, keys[k], bad[j]), TP_OK);
+            void *mem = NULL;
+            tp_gguf *g = open_writer(w, &mem);
+            tp_tokenizer *t = NULL;
+            assert_int_equal(tp_gguf_tokenizer(g, &t), TP_ERR_INVALID);
+            assert_null(t);
+            if (!strstr(tp_last_error(), keys[k]) || !strstr(tp_last_error(), "not below"))
+                fail_msg("%s", tp_last_error());
+            tp_gguf_close(g);
+            free(mem);
+        }
+    }
     tv_spm_vocab(&v);
     tp_gguf_writer *w = writer_of(&v);
-    assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 22), TP_OK);
-    assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 4000000000u),
-                     TP_OK);
     assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.eot_token_id", 21), TP_OK);
     tp_tokenizer *t = load(w);
-    assert_int_equal(tp_tokenizer_eos(t), 2);
-    assert_int_equal(tp_tokenizer_bos(t), 1);
     /* 21 (the last id) is in range: an eot id ends generation */
     assert_true(tp_tokenizer_is_eog(t, 21));
     tp_tokenizer_destroy(t);
+}
 
-    /* the same for byte-level BPE, whose default bos/eos 11 is no token of 9 */
-    bpe_vocab(&v);
-    w = writer_of(&v);
-    assert_int_equal(tp_gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 9), TP_OK);
-    t = load(w);
-    assert_int_equal(tp_tokenizer_eos(t), -1);
-    assert_false(tp_tokenizer_is_eog(t, 7));
-    tp_tokenizer_destroy(t);
+/* A NUL inside the model or pre name is refused: "gpt2\0x" is no gpt2, "qwen2\0" no
+ * qwen2 (a C string comparison stopped at the NUL). */
+static void test_nul_in_names(void **state)
+{
+    (void)state;
+    /* written with 0x01 where the NUL goes, then patched in the file's bytes */
+    static const struct { const char *key; const char *value; size_t len; } cases[] = {
+        {"tokenizer.ggml.model", "gpt2\001x", 6},
+        {"tokenizer.ggml.model", "gpt2\001", 5},
+        {"tokenizer.ggml.pre", "qwen2\001", 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        test_vocab v;
+        bpe_vocab(&v);
+        if (strcmp(cases[i].key, "tokenizer.ggml.model") == 0)
+            v.model = cases[i].value;
+        else
+            v.pre = cases[i].value;
+        tp_gguf_writer *w = writer_of(&v);
+        void *mem = NULL;
+        size_t size = 0;
+        assert_int_equal(tp_gguf_writer_to_memory(w, &mem, &size), TP_OK);
+        tp_gguf_writer_destroy(w);
+        char *at = memmem(mem, size, cases[i].value, cases[i].len);
+        assert_non_null(at);
+        *(char *)memchr(at, 1, cases[i].len) = '\0';
+        tp_gguf *g = NULL;
+        assert_int_equal(tp_gguf_open_memory("vocab.gguf", mem, size, &g), TP_OK);
+        tp_tokenizer *t = NULL;
+        assert_int_equal(tp_gguf_tokenizer(g, &t), TP_ERR_INVALID);
+        assert_null(t);
+        if (!strstr(tp_last_error(), cases[i].key) || !strstr(tp_last_error(), "NUL"))
+            fail_msg("%s", tp_last_error());
+        tp_gguf_close(g);
+        free(mem);
+    }
 }
 
 /* How a refusal file differs from the valid SentencePiece one. */
@@ -321,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_spm_round_trip),
         cmocka_unit_test(test_bpe_round_trip),
         cmocka_unit_test(test_ids_out_of_range),
+        cmocka_unit_test(test_nul_in_names),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_refused_values),
     };

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "common/grow.h"
+#include "common/input_file.h"
 #include "tensorplan/gguf_model.h"
 
 int tp_cli_is_gguf(const char *path)
@@ -18,6 +20,9 @@ int tp_cli_is_gguf(const char *path)
     size_t len = strlen(path);
     if (len >= 5 && strcasecmp(path + len - 5, ".gguf") == 0)
         return 1;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
@@ -25,6 +30,15 @@ int tp_cli_is_gguf(const char *path)
     size_t got = fread(magic, 1, sizeof magic, f);
     fclose(f);
     return got == sizeof magic && memcmp(magic, "GGUF", 4) == 0;
+}
+
+int tp_cli_names_file(const char *name)
+{
+    if (strchr(name, '/') != NULL)
+        return 1;
+    struct stat st;
+    /* lstat: a dangling link or a link loop is still a name in the folder */
+    return lstat(name, &st) == 0;
 }
 
 int tp_cli_open_tokenizer(const char *path, tp_gguf **g, tp_tokenizer **tok)
@@ -56,27 +70,11 @@ int tp_cli_read_text(const char *arg, char **text, size_t *len)
         memcpy(*text, arg, *len + 1);
         return TP_EXIT_OK;
     }
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (TP_GROW(&buf, &cap, n + 4097) != TP_OK) {
-            tp_cli_error("standard input: %s", tp_last_error());
-            free(buf);
-            return TP_EXIT_ERROR;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, stdin);
-        n += got;
-        if (got == 0)
-            break;
+    tp_status st = tp_input_read_stream(stdin, "standard input", text, len);
+    if (st != TP_OK) {
+        tp_cli_error("%s", tp_last_error());
+        return tp_cli_exit_for(st);
     }
-    if (ferror(stdin)) {
-        tp_cli_error("standard input: cannot read: %s", strerror(errno));
-        free(buf);
-        return TP_EXIT_ERROR;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
     return TP_EXIT_OK;
 }
 

@@ -15,6 +15,10 @@
  * bytes "GGUF". */
 int tp_cli_is_gguf(const char *path);
 
+/* 1 when NAME, if not a built-in model name, is to be read as a file: it contains a '/', or
+ * it exists in the folder (even as a dangling link or a link loop). */
+int tp_cli_names_file(const char *name);
+
 /* Opens PATH and builds its tokenizer. Returns TP_EXIT_OK, or after a one-line message the
  * exit code of the failure (3 for a refused file, 1 for one that cannot be read); on failure
  * nothing is left open. */

@@ -123,7 +123,7 @@ typedef enum tp_cli_cmd {
       "{plan:write the solution to FILE. It is written to a temporary file renamed at the "        \
       "end, so a failure leaves no partial file. '-' writes it to stdout (the summary then "       \
       "goes to stderr). Without -o no solution is written.}{write-model:the file to write "        \
-      "(required)}")                                                                               \
+      "(required); '-' writes it to stdout}")                                                                               \
     X(CAPACITY, NULL, "--capacity", NO_OLD, "BYTES", AS_SIZE, PLAN | VALIDATE,                     \
       "the bytes available (suffix K, M or G: powers of 1024){plan:: exit 4 when the arena "       \
       "is larger (the solution is still written, for inspection)}{validate:: exit 4 when "         \
@@ -227,6 +227,9 @@ typedef enum tp_cli_cmd {
       "print the result as one JSON object on stdout instead of the text{plan|validate: "          \
       "(fields in docs/json-output.md{plan:; not with -o -}{validate:; exit codes as "             \
       "without})}{model|inspect: (fields below)}")                                                 \
+    X(CHECK, NULL, "--check", NO_OLD, NULL, AS_FLAG, INSPECT,                                     \
+      "also read every tensor's values (block types dequantized) and name each tensor holding "   \
+      "a NaN or an infinity: how many, and the first element; exit 3 when one does")              \
     X(HTML, NULL, "--html", NO_OLD, "FILE", AS_TEXT, PLAN | ALLOC | MODEL | RUN,                   \
       "write a picture{plan: of the plan}{alloc: of the plan (one panel per backend and one "      \
       "of the KV regions)}{model: of the prefill and decode plans (pool strategy, "                \
@@ -249,11 +252,13 @@ typedef enum tp_cli_cmd {
       "llama or qwen2 (default: the config's); llama uses NORM rope, qwen2 NEOX; switching "       \
       "drops the biases the other family lacks")                                                   \
     X(TYPE, NULL, "--type", NO_OLD, "T", AS_CHOICE("f32|f16|bf16|q8_0|q4_0|q4_k"), WRITE_MODEL,    \
-      "the type of every matrix: f32 (default), f16, bf16, q8_0, q4_0 or q4_k")                    \
+      "the type of every matrix: f32 (default), f16, bf16, q8_0 or q4_0; q4_k where every "        \
+      "matrix row is a multiple of 256 elements (no built-in config)")                            \
     X(TOKENIZER, NULL, "--tokenizer", NO_OLD, "K", AS_CHOICE("gpt2|llama"), WRITE_MODEL,           \
       "gpt2 (byte-level BPE) or llama (SentencePiece); default: gpt2 for qwen2, llama for llama")  \
     X(PRE, NULL, "--pre", NO_OLD, "PRE", AS_TEXT, WRITE_MODEL,                                     \
-      "tokenizer.ggml.pre for gpt2 (default qwen2)")                                               \
+      "tokenizer.ggml.pre for gpt2 (default qwen2), one docs/tokenizer.md lists (qwen2, "         \
+      "llama-bpe, gpt-2, smollm, default and their aliases); another is refused")                  \
     X(END, NULL, "--", NO_OLD, NULL, AS_END, TOKENIZE | DETOKENIZE,                                \
       "what follows is {tokenize:TEXT}{detokenize:IDS} even if it starts with '-'")                         \
     X(HELP, "-h", "--help", NO_OLD, NULL, AS_HELP, ALL_COMMANDS, "this text")

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "common/error.h"
 #include "common/grow.h"
+#include "common/input_file.h"
 
 int tp_cli_builtin_model(const char *model, tp_model_config *cfg)
 {
@@ -128,22 +129,8 @@ tp_status tp_cli_csv_read(const char *path, unsigned flags, tp_csv_table *out)
         return tp_csv_read(path, flags, out);
     memset(out, 0, sizeof *out);
     char *data = NULL;
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (TP_GROW(&data, &cap, len + 65536) != TP_OK) {
-            free(data);
-            return TP_ERR_NOMEM;
-        }
-        size_t got = fread(data + len, 1, cap - len, stdin);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(stdin)) {
-        tp_status st = tp_fail(TP_ERR_IO, "(stdin): cannot read: %s", strerror(errno));
-        free(data);
-        return st;
-    }
+    size_t len = 0;
+    TP_TRY(tp_input_read_stream(stdin, "(stdin)", &data, &len));
     tp_status st = tp_csv_parse("(stdin)", data, len, flags, out);
     free(data);
     return st;

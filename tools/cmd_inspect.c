@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/utf8.h"
 #include "tensorplan/gguf.h"
 
 enum { SHOWN_ELEMS = 8, SHOWN_CHARS = 64 };
@@ -20,20 +21,22 @@ void tp_help_inspect(FILE *out)
         "alignment and data offset, every metadata key with its type and value (arrays with\n"
         "their length and first %d elements), the tensor table (name, type, shape in ne\n"
         "order, bytes, offset in the data section) and the bytes per tensor type with a\n"
-        "total. Only the header is read, not the weights.\n"
+        "total. Only the header is read, not the weights (but for --check).\n"
         "\n",
         SHOWN_ELEMS);
     tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_INSPECT), 0);
     fputs(
         "\n"
         "--json prints one object: version, alignment, data_offset, file_size, metadata,\n"
-        "tensors [{name, type, shape, bytes, offset}], bytes_per_type, total_bytes.\n"
+        "tensors [{name, type, shape, bytes, offset}], bytes_per_type, total_bytes, and\n"
+        "with --check, check {tensors, non_finite [{name, non_finite, first}]}.\n"
         "\n"
         "exit codes:\n"
         "  0  shown\n"
         "  1  the file cannot be read\n"
         "  2  bad command line\n"
-        "  3  the file is refused (the message names the byte offset and what was expected)\n"
+        "  3  the file is refused (the message names the byte offset and what was expected),\n"
+        "     or with --check a tensor holds a NaN or an infinity\n"
         "\n"
         "example:\n"
         "  tensorplan inspect qwen2.5-0.5b-instruct-q8_0.gguf\n",
@@ -158,16 +161,60 @@ static void print_text(const tp_gguf *g)
     printf("  %-8s %14" PRIu64 "\n", "total", tb.total);
 }
 
+/* LEN bytes as a JSON string that is always valid: each ill-formed UTF-8 byte as U+FFFD,
+ * quotes, backslashes and control bytes (NUL too) escaped; a raw cJSON item. */
+static cJSON *json_text(const char *data, size_t len)
+{
+    char *clean = NULL;
+    size_t n = 0;
+    if (tp_utf8_sanitize(data, len, &clean, &n) != TP_OK)
+        return NULL;
+    char *lit = malloc(6 * n + 3); /* \u00XX at most per byte, two quotes, NUL */
+    if (!lit) {
+        free(clean);
+        return NULL;
+    }
+    size_t k = 0;
+    lit[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char ch = (unsigned char)clean[i];
+        if (ch == '"' || ch == '\\') {
+            lit[k++] = '\\';
+            lit[k++] = (char)ch;
+        } else if (ch < 0x20) {
+            k += (size_t)snprintf(lit + k, 7, "\\u%04x", ch);
+        } else {
+            lit[k++] = (char)ch;
+        }
+    }
+    lit[k++] = '"';
+    lit[k] = '\0';
+    cJSON *v = cJSON_CreateRaw(lit);
+    free(lit);
+    free(clean);
+    return v;
+}
+
 static cJSON *json_str(tp_gguf_str s)
 {
-    char *copy = malloc(s.len + 1);
-    if (!copy)
+    return json_text(s.data, s.len);
+}
+
+/* A member name (no NUL: the reader refuses one in a key) as valid UTF-8; cJSON escapes
+ * its control bytes. The caller frees it. */
+static char *json_name(const char *name)
+{
+    char *clean = NULL;
+    size_t n = 0;
+    if (tp_utf8_sanitize(name, strlen(name), &clean, &n) != TP_OK)
         return NULL;
-    memcpy(copy, s.data, s.len);
-    copy[s.len] = '\0';
-    cJSON *v = cJSON_CreateString(copy);
-    free(copy);
-    return v;
+    char *z = malloc(n + 1); /* the sanitized copy is counted, not NUL-terminated */
+    if (z) {
+        memcpy(z, clean, n);
+        z[n] = '\0';
+    }
+    free(clean);
+    return z;
 }
 
 static cJSON *json_scalar(tp_gguf_vtype type, uint64_t bits)
@@ -202,7 +249,7 @@ static cJSON *json_tensors(const tp_gguf *g)
     for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
         const tp_gguf_tensor *t = tp_gguf_tensor_at(g, i);
         cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
-        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON_AddItemToObject(o, "name", json_text(t->name, t->name_len));
         cJSON_AddStringToObject(o, "type", tp_gguf_type_name(t->type));
         for (uint32_t d = 0; d < t->n_dims; d++)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t->ne[d]));
@@ -214,16 +261,70 @@ static cJSON *json_tensors(const tp_gguf *g)
     return arr;
 }
 
-static int print_json(const tp_gguf *g)
+/* One tensor's non-finite values found by --check. */
+typedef struct bad_tensor {
+    const tp_gguf_tensor *t;
+    uint64_t n_bad, first;
+} bad_tensor;
+
+/* --check: every tensor scanned; the ones holding NaN or infinity into *bad (malloc'ed). */
+static int check_tensors(const tp_gguf *g, bad_tensor **bad, size_t *n_bad)
+{
+    *bad = calloc(tp_gguf_tensor_count(g) + 1, sizeof **bad);
+    *n_bad = 0;
+    if (!*bad) {
+        tp_cli_error("out of memory");
+        return TP_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < tp_gguf_tensor_count(g); i++) {
+        bad_tensor b = {tp_gguf_tensor_at(g, i), 0, 0};
+        if (tp_gguf_tensor_check_finite(b.t, &b.n_bad, &b.first) != TP_OK) {
+            tp_cli_error("%s: %s", tp_gguf_name(g), tp_last_error());
+            return TP_EXIT_ERROR;
+        }
+        if (b.n_bad)
+            (*bad)[(*n_bad)++] = b;
+    }
+    return TP_EXIT_OK;
+}
+
+static void print_check(const tp_gguf *g, const bad_tensor *bad, size_t n_bad)
+{
+    printf("check      %zu of %zu tensors hold NaN or infinity\n", n_bad,
+           tp_gguf_tensor_count(g));
+    for (size_t i = 0; i < n_bad; i++)
+        printf("  %-40s %14" PRIu64 " non-finite, the first at element %" PRIu64 "\n",
+               bad[i].t->name, bad[i].n_bad, bad[i].first);
+}
+
+static cJSON *json_check(const tp_gguf *g, const bad_tensor *bad, size_t n_bad)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "tensors", (double)tp_gguf_tensor_count(g));
+    for (size_t i = 0; i < n_bad; i++) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddItemToObject(b, "name", json_text(bad[i].t->name, bad[i].t->name_len));
+        cJSON_AddNumberToObject(b, "non_finite", (double)bad[i].n_bad);
+        cJSON_AddNumberToObject(b, "first", (double)bad[i].first);
+        cJSON_AddItemToArray(arr, b);
+    }
+    cJSON_AddItemToObject(o, "non_finite", arr);
+    return o;
+}
+
+static int print_json(const tp_gguf *g, const bad_tensor *bad, size_t n_bad, int check)
 {
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *per = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "file", tp_gguf_name(g));
+    cJSON_AddItemToObject(root, "file", json_text(tp_gguf_name(g), strlen(tp_gguf_name(g))));
     cJSON_AddNumberToObject(root, "version", tp_gguf_version(g));
     cJSON_AddNumberToObject(root, "alignment", (double)tp_gguf_alignment(g));
     cJSON_AddNumberToObject(root, "data_offset", (double)tp_gguf_data_offset(g));
     cJSON_AddNumberToObject(root, "file_size", (double)tp_gguf_file_size(g));
-    for (size_t i = 0; i < tp_gguf_kv_count(g); i++)
-        cJSON_AddItemToObject(meta, tp_gguf_key(g, i), json_value(tp_gguf_kv_at(g, i)));
+    for (size_t i = 0; i < tp_gguf_kv_count(g); i++) {
+        char *name = json_name(tp_gguf_key(g, i));
+        cJSON_AddItemToObject(meta, name ? name : "", json_value(tp_gguf_kv_at(g, i)));
+        free(name);
+    }
     cJSON_AddItemToObject(root, "metadata", meta);
     cJSON_AddItemToObject(root, "tensors", json_tensors(g));
     type_bytes tb;
@@ -233,6 +334,8 @@ static int print_json(const tp_gguf *g)
             cJSON_AddNumberToObject(per, tp_gguf_type_name(ty), (double)tb.bytes[ty]);
     cJSON_AddItemToObject(root, "bytes_per_type", per);
     cJSON_AddNumberToObject(root, "total_bytes", (double)tb.total);
+    if (check)
+        cJSON_AddItemToObject(root, "check", json_check(g, bad, n_bad));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
@@ -250,7 +353,7 @@ int tp_cmd_inspect(int argc, char **argv)
     if (tp_cli_parse(TP_CMD_INSPECT, argc, argv, &o) != 0)
         return TP_EXIT_USAGE;
     const char *path = o.pos[0];
-    const int json = tp_cli_given(&o, TP_OPT_JSON);
+    const int json = tp_cli_given(&o, TP_OPT_JSON), check = tp_cli_given(&o, TP_OPT_CHECK);
     if (!path) {
         tp_cli_error("FILE.gguf is missing (see 'tensorplan help inspect')");
         return TP_EXIT_USAGE;
@@ -261,11 +364,24 @@ int tp_cmd_inspect(int argc, char **argv)
         tp_cli_error("%s", tp_last_error());
         return tp_cli_exit_for(st);
     }
-    int rc = TP_EXIT_OK;
-    if (json)
-        rc = print_json(g);
-    else
+    bad_tensor *bad = NULL;
+    size_t n_bad = 0;
+    int rc = check ? check_tensors(g, &bad, &n_bad) : TP_EXIT_OK;
+    if (rc == TP_EXIT_OK && json) {
+        rc = print_json(g, bad, n_bad, check);
+    } else if (rc == TP_EXIT_OK) {
         print_text(g);
+        if (check)
+            print_check(g, bad, n_bad);
+    }
+    if (rc == TP_EXIT_OK && n_bad) {
+        fflush(stdout);
+        tp_cli_error("%s: %zu tensors hold NaN or infinity, the first '%s' (%" PRIu64 " values, "
+                     "the first at element %" PRIu64 ")", path, n_bad, bad[0].t->name,
+                     bad[0].n_bad, bad[0].first);
+        rc = TP_EXIT_BAD_INPUT;
+    }
+    free(bad);
     tp_gguf_close(g);
     return rc;
 }

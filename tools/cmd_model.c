@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cli_run.h"
+#include "cli_gguf.h"
 #include "model_report.h"
 #include "tensorplan/alloc.h"
 #include "tensorplan/session.h"
@@ -97,8 +98,7 @@ static int load_model(const char *name, mr_model *m, tp_gguf **g)
         st = tp_gguf_model_weight_bytes(*g, m->bytes_by_type, &m->weight_bytes);
     if (st != TP_OK) {
         /* a bare name that is no file: an unknown built-in, a usage error */
-        if (st == TP_ERR_IO && strchr(name, '/') == NULL && !strstr(name, ".gguf") &&
-            access(name, F_OK) != 0) {
+        if (st == TP_ERR_IO && !strstr(name, ".gguf") && !tp_cli_names_file(name)) {
             tp_cli_error("unknown model '%s' (built-in: %s; or a GGUF file)", name,
                          tp_model_builtin_names());
             return TP_EXIT_USAGE;

@@ -174,13 +174,18 @@ static tp_status run_planner(const plan_args *a, const tp_csv_table *t, size_t *
 
 /* The planner names a refused tensor by its index ("tensor 3: ..."); a CSV user needs the
  * file's line and the buffer's id, like every other refusal of an input file. */
-static void report_plan_failure(const char *path, const tp_csv_table *t, tp_status st)
+static void report_plan_failure(const char *path, const tp_csv_table *t, tp_status st,
+                                size_t align)
 {
     const char *msg = tp_last_error();
     size_t index = 0;
     int used = 0;
     if (sscanf(msg, "tensor %zu:%n", &index, &used) == 1 && used > 0 && index < t->count) {
-        if (st == TP_ERR_OVERFLOW)
+        if (align > 1)
+            tp_cli_error("--align %zu: the plan does not fit below 2^64 bytes at that "
+                         "alignment (buffer '%s' of %s:%zu:%s); use a smaller one", align,
+                         t->ids[index], path, t->lines[index], msg + used);
+        else if (st == TP_ERR_OVERFLOW)
             tp_cli_error("%s:%zu: buffer '%s':%s: expected every offset + size to be at most %zu",
                          path, t->lines[index], t->ids[index], msg + used, (size_t)SIZE_MAX);
         else
@@ -188,7 +193,11 @@ static void report_plan_failure(const char *path, const tp_csv_table *t, tp_stat
                          msg + used);
         return;
     }
-    tp_cli_error("%s: %s", path, msg);
+    if (align > 1)
+        tp_cli_error("--align %zu: the plan does not fit below 2^64 bytes at that alignment "
+                     "(%s); use a smaller one", align, msg);
+    else
+        tp_cli_error("%s: %s", path, msg);
 }
 
 /* What the summary reports, in text or JSON (docs/json-output.md). */
@@ -316,10 +325,13 @@ int tp_cmd_plan(int argc, char **argv)
     if (st == TP_OK)
         st = tp_peak_live_bytes_ex(t.tensors, t.count, &gaps, &peak);
     if (st != TP_OK) {
-        report_plan_failure(t.path, &t, st);
+        /* an overflow under --align: the file is valid, the alignment asked for is what
+         * makes the plan overflow: a bad command line */
+        const int align = st == TP_ERR_OVERFLOW && a.align > 1;
+        report_plan_failure(t.path, &t, st, align ? a.align : 1);
         free(offsets);
         tp_csv_free(&t);
-        return tp_cli_exit_for(st);
+        return align ? TP_EXIT_USAGE : tp_cli_exit_for(st);
     }
 
     int to_stdout = a.output && strcmp(a.output, "-") == 0;

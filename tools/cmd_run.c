@@ -48,7 +48,7 @@ void tp_help_run(FILE *out)
         "\n"
         "exit codes:\n"
         "  0  done\n"
-        "  1  runtime failure (out of memory, I/O, a file that cannot be written)\n"
+        "  1  runtime failure (out of memory, I/O, unwritable file, non-finite logits)\n"
         "  2  bad command line (also: a generation that does not fit the context)\n"
         "  3  the GGUF file is refused (one line naming the file and what was expected)\n"
         "\n"
@@ -286,12 +286,20 @@ done:
 
 int tp_cmd_run(int argc, char **argv)
 {
-    /* a GGUF file or a built-in model: the first positional, read by either's options */
+    /* a GGUF file or a built-in model: the first positional, read by either's options; a
+     * path that exists or contains a '/' is a file, whatever it holds */
     const char *model = tp_cli_first_positional(TP_CLI_BIT(TP_CMD_RUN_FILE) |
                                                     TP_CLI_BIT(TP_CMD_RUN_BUILTIN),
                                                 argc, argv);
-    if (model && tp_cli_is_gguf(model))
+    tp_model_config builtin;
+    const int is_builtin = model && tp_model_config_builtin(model, &builtin) == TP_OK;
+    if (model && (tp_cli_is_gguf(model) || (!is_builtin && tp_cli_names_file(model))))
         return tp_run_gguf(argc, argv);
+    if (model && !is_builtin) { /* neither: named as such, not as the options it would take */
+        tp_cli_error("unknown model '%s' (built-in: %s; or a GGUF file)", model,
+                     tp_model_builtin_names());
+        return TP_EXIT_USAGE;
+    }
     run_args a;
     memset(&a, 0, sizeof a);
     if (parse_args(argc, argv, &a) != 0)

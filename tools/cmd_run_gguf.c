@@ -103,6 +103,11 @@ static int grun_prompt(grun *r)
         int rc = tp_cli_read_text(r->prompt_s, &text, &len);
         if (rc != TP_EXIT_OK)
             return rc;
+        if (len == 0) { /* refused before a bos alone (SentencePiece) would make a prompt */
+            free(text);
+            tp_cli_error("--prompt: empty text");
+            return TP_EXIT_USAGE;
+        }
         tp_status st = tp_tokenizer_encode(r->tok, text, len, 1, 1, &r->prompt, &r->n_prompt);
         free(text);
         if (st != TP_OK) {
@@ -147,7 +152,8 @@ static int on_token(void *user, int32_t id, size_t index)
         if (tp_tokenizer_piece(r->tok, id, 0, r->piece, r->piece_cap, &len) != TP_OK)
             return 0;
     }
-    fwrite(r->piece, 1, len, stdout);
+    if (len > 0) /* a control, unused or byte token has no text (and r->piece may be NULL) */
+        fwrite(r->piece, 1, len, stdout);
     fflush(stdout);
     return 0;
 }

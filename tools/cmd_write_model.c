@@ -7,6 +7,7 @@
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
+#include "tensorplan/tokenizer.h"
 
 void tp_help_write_model(FILE *out)
 {
@@ -70,6 +71,10 @@ int tp_cmd_write_model(int argc, char **argv)
     how.tokenizer = tp_cli_given(&o, TP_OPT_TOKENIZER) ? tokenizers[o.opt[TP_OPT_TOKENIZER].choice]
                     : cfg.arch == TP_ARCH_LLAMA        ? "llama"
                                                        : "gpt2";
+    if (strcmp(how.tokenizer, "gpt2") == 0 && how.pre && !tp_tokenizer_pre_supported(how.pre)) {
+        tp_cli_error("--pre: expected one of %s, got '%s'", tp_tokenizer_pre_names(), how.pre);
+        return TP_EXIT_USAGE;
+    }
     if (tp_cli_given(&o, TP_OPT_SEED))
         how.seed = o.opt[TP_OPT_SEED].count;
     if (!path) {

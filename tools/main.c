@@ -1,6 +1,7 @@
 /* tensorplan: the command-line front door. Dispatches to one file per subcommand. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -39,8 +40,30 @@ void tp_cli_error(const char *fmt, ...)
     if (current_command != NULL)
         fprintf(stderr, "%s: ", current_command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    char small[1024];
+    const int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    char *text = small;
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!text)
+        text = small;
+    /* one line whatever a name holds: control bytes are written as C escapes */
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", stderr);
+        else if (*p == '\t')
+            fputs("\\t", stderr);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(stderr, "\\x%02x", *p);
+        else
+            fputc(*p, stderr);
+    }
+    if (text != small)
+        free(text);
     fputc('\n', stderr);
 }
 

@@ -56,6 +56,10 @@ typedef struct tp_allocator tp_allocator;
 tp_status tp_allocator_create(tp_backend *const *backends, size_t n, tp_allocator **out);
 /* An allocator over the two host backends, cpu and queued. */
 tp_status tp_allocator_create_host(tp_allocator **out);
+/* The same two backends (ids and names) over planning pools (tp_backend_create_planning):
+ * tp_alloc_graph plans and reports (tp_alloc_stats) exactly as on the host allocator, but no
+ * buffer has memory, so nothing can be executed, read or written. */
+tp_status tp_allocator_create_planning(tp_allocator **out);
 void tp_allocator_destroy(tp_allocator *alloc);
 /* NULL when no backend has that id. */
 tp_backend *tp_alloc_backend(const tp_allocator *alloc, int backend);

@@ -116,6 +116,10 @@ void tp_host_pool_destroy(tp_host_pool *pool);
  * destroy and call tp_backend_destroy_host from it. */
 tp_status tp_backend_create_host(int id, const char *name, tp_backend **out);
 void tp_backend_destroy_host(tp_backend *b);
+/* As tp_backend_create_host, but buffers get a length and no memory: for planning and for
+ * reporting what a plan would take (reads and writes of a buffer are refused, host_data is
+ * NULL), so a plan of any size costs only its bookkeeping. */
+tp_status tp_backend_create_planning(int id, const char *name, tp_backend **out);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,11 @@ typedef struct tp_exec_options {
     /* NULL: no trace. With a trace, each node's backend is synchronised after the node so
      * that its output can be read before a later node reuses the buffer. */
     tp_trace *trace;
+    /* 1: each node's output is read once it has run (its backend synchronised), and the
+     * first node with a NaN or an infinity stops the run: TP_ERR_NOT_FINITE, the message
+     * naming the node, its op and the element. For finding where a forward went wrong;
+     * it costs a synchronisation and a copy per node. */
+    int check_finite;
 } tp_exec_options;
 
 typedef struct tp_exec_stats {

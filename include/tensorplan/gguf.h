@@ -152,6 +152,13 @@ size_t tp_gguf_type_block_bytes(uint32_t type);
 tp_status tp_gguf_tensor_nbytes(uint32_t type, uint32_t n_dims, const int64_t *ne,
                                 size_t *nbytes);
 
+/* Reads every stored value of tensor t (from t->data) and counts the NaNs and infinities:
+ * *n_bad of them, the first at element *first (0 when none). Float types are read as they
+ * are, block types dequantized block by block (Q8_1 and Q8_K as scale times quant, a Q8_1
+ * block with a non-finite sum counted whole), integer types are always finite. */
+tp_status tp_gguf_tensor_check_finite(const tp_gguf_tensor *t, uint64_t *n_bad,
+                                      uint64_t *first);
+
 /* The writer: metadata in the order added, then tensors in the order added, laid out with
  * the alignment of a general.alignment u32 key (default 32): data section at
  * PAD(end of infos), each tensor at the running sum of the padded sizes before it. */

@@ -17,7 +17,8 @@ typedef enum tp_status {
     /* more may be added after these; keep these four values stable */
     TP_ERR_IO,        /* a file could not be read or written                        */
     TP_ERR_NOT_FOUND, /* a named object does not exist                              */
-    TP_ERR_INFEASIBLE /* no solution exists within the given limits                 */
+    TP_ERR_INFEASIBLE, /* no solution exists within the given limits                */
+    TP_ERR_NOT_FINITE  /* a computed value is NaN or infinite                       */
 } tp_status;
 
 const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */

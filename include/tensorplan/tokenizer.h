@@ -60,6 +60,12 @@ typedef struct tp_tokenizer tp_tokenizer;
  * its first byte never matches; a repeated merge keeps its first rank. Texts of end-of-turn
  * and fill-in-the-middle tokens (docs/tokenizer.md) are forced to TP_TOKEN_CONTROL. */
 tp_status tp_tokenizer_create(const tp_vocab_desc *desc, tp_tokenizer **out);
+
+/* 1 when PRE is a tokenizer.ggml.pre name byte-level BPE supports (docs/tokenizer.md,
+ * "Supported"), 0 otherwise (NULL, empty or unknown). */
+int tp_tokenizer_pre_supported(const char *pre);
+/* The supported names, comma-separated, for messages. */
+const char *tp_tokenizer_pre_names(void);
 void tp_tokenizer_destroy(tp_tokenizer *tok);
 
 /* Tokenizes len bytes of text (any bytes; invalid UTF-8 is read as U+FFFD by gpt2).

@@ -131,6 +131,22 @@ tp_status tp_allocator_create_host(tp_allocator **out)
     return st;
 }
 
+tp_status tp_allocator_create_planning(tp_allocator **out)
+{
+    tp_backend *b[2] = {NULL, NULL};
+    tp_status st = tp_backend_create_planning(TP_BACKEND_CPU, "cpu", &b[0]);
+    if (st == TP_OK)
+        st = tp_backend_create_planning(TP_BACKEND_QUEUED, "queued", &b[1]);
+    if (st == TP_OK)
+        st = tp_allocator_create(b, 2, out);
+    if (st != TP_OK) {
+        for (int i = 0; i < 2; i++)
+            if (b[i])
+                b[i]->destroy(b[i]);
+    }
+    return st;
+}
+
 void tp_alloc_plan_free(tp_plan *p)
 {
     if (!p)

@@ -25,6 +25,7 @@ struct tp_host_pool {
     size_t *free_ids; /* ids on the free list, in the order they were freed */
     size_t n_free, cap_free;
     tp_pool_counters counters;
+    int no_memory; /* 1: buffers have a length and no storage (tp_backend_create_planning) */
 };
 
 tp_status tp_host_pool_create(tp_host_pool **out)
@@ -78,6 +79,14 @@ static tp_status pool_append(tp_host_pool *p, size_t elems, size_t *id)
     }
     float *buf = NULL;
     unsigned char mapped = 0;
+    if (p->no_memory) {
+        p->data[p->n] = NULL;
+        p->len[p->n] = elems;
+        p->is_free[p->n] = 0;
+        p->mapped[p->n] = 0;
+        *id = p->n++;
+        return TP_OK;
+    }
     if (elems * sizeof(float) >= MMAP_MIN_BYTES) {
         void *m = mmap(NULL, elems * sizeof(float), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -100,6 +109,8 @@ static tp_status pool_append(tp_host_pool *p, size_t elems, size_t *id)
 
 static void zero_buffer(tp_host_pool *p, size_t id)
 {
+    if (!p->data[id])
+        return; /* a planning pool's buffer: no storage */
 #ifdef __linux__
     /* Linux refills a private anonymous mapping with zero pages after MADV_DONTNEED: the
      * buffer reads as zeros at once and only pages written again cost anything. */
@@ -176,6 +187,9 @@ static tp_status window_check(const tp_host_pool *p, size_t id, size_t offset, s
         return tp_fail(TP_ERR_INVALID,
                        "host pool: window [%zu, +%zu) leaves buffer %zu of %zu elements",
                        offset, n, id, p->len[id]);
+    if (p->no_memory)
+        return tp_fail(TP_ERR_INVALID, "host pool: buffer %zu is planned only: it has no "
+                       "memory to read or write", id);
     return TP_OK;
 }
 
@@ -272,6 +286,14 @@ void tp_backend_destroy_host(tp_backend *b)
         return;
     tp_host_pool_destroy(b->host);
     free(b);
+}
+
+tp_status tp_backend_create_planning(int id, const char *name, tp_backend **out)
+{
+    tp_status st = tp_backend_create_host(id, name, out);
+    if (st == TP_OK)
+        (*out)->host->no_memory = 1;
+    return st;
 }
 
 tp_status tp_backend_create_host(int id, const char *name, tp_backend **out)

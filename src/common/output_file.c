@@ -36,10 +36,28 @@ static tp_status write_direct(const char *path, tp_output_fn write, void *ctx)
     return write_and_close(path, f, write, ctx);
 }
 
+/* "-": standard output, flushed and left open. */
+static tp_status write_stdout(tp_output_fn write, void *ctx)
+{
+    errno = 0;
+    tp_status st = write(stdout, ctx);
+    int saved = errno;
+    if (st == TP_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        saved = errno;
+        st = TP_ERR_IO;
+    }
+    if (st == TP_ERR_IO)
+        st = tp_fail(TP_ERR_IO, "standard output: cannot write: %s",
+                     strerror(saved ? saved : EIO));
+    return st;
+}
+
 tp_status tp_output_file(const char *path, tp_output_fn write, void *ctx)
 {
     if (!path || !write)
         return tp_fail(TP_ERR_INVALID, "tp_output_file: NULL argument");
+    if (strcmp(path, "-") == 0)
+        return write_stdout(write, ctx);
     struct stat sb;
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return write_direct(path, write, ctx);

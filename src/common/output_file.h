@@ -18,6 +18,7 @@
  * place of any message the function left. */
 typedef tp_status (*tp_output_fn)(FILE *f, void *ctx);
 
+/* PATH "-" is standard output (written, flushed, left open), for every writer alike. */
 tp_status tp_output_file(const char *path, tp_output_fn write, void *ctx);
 
 #endif

@@ -1,4 +1,5 @@
 /* The scheduler: splits, synchronisation at boundaries, staging, execution in build order. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,23 @@ static tp_status trace_output(sched *s, const tp_node *nd, const tp_bufref *ref,
     return st;
 }
 
+/* The node's output just written, read back and scanned for NaN and infinity. */
+static tp_status check_output(sched *s, const tp_node *nd, const tp_bufref *ref)
+{
+    tp_status st = ensure_scratch(s, ref->len ? ref->len : 1);
+    if (st == TP_OK)
+        st = tp_alloc_read(s->alloc, ref, s->scratch);
+    if (st != TP_OK)
+        return st;
+    for (size_t i = 0; i < ref->len; i++)
+        if (!isfinite(s->scratch[i]))
+            return tp_fail(TP_ERR_NOT_FINITE, "node %zu '%s' (%s) is the first whose output is "
+                           "not finite: element %zu of %zu is %s", nd->id, nd->name,
+                           tp_op_name(nd->op), i, ref->len,
+                           isnan(s->scratch[i]) ? "nan" : s->scratch[i] > 0 ? "inf" : "-inf");
+    return TP_OK;
+}
+
 static tp_status run_node(sched *s, int B, tp_backend *be, const tp_node *nd)
 {
     tp_bufref out;
@@ -149,11 +167,12 @@ static tp_status run_node(sched *s, int B, tp_backend *be, const tp_node *nd)
         return st;
     s->st.executed++;
     s->touched[B] = 1;
-    if (s->opt.trace) {
+    if (s->opt.trace || s->opt.check_finite)
         st = sync_backend(s, B);
-        if (st == TP_OK)
-            st = trace_output(s, nd, &out, 0);
-    }
+    if (st == TP_OK && s->opt.trace)
+        st = trace_output(s, nd, &out, 0);
+    if (st == TP_OK && s->opt.check_finite && nd->dtype == TP_DTYPE_F32)
+        st = check_output(s, nd, &out);
     return st;
 }
 

@@ -29,7 +29,7 @@ tp_status tp_trace_open(const char *path, tp_trace **out)
         return tp_fail(TP_ERR_NOMEM, "trace: out of memory");
     }
     memcpy(t->path, path, strlen(path) + 1);
-    t->f = fopen(path, "w");
+    t->f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w"); /* "-": standard output */
     if (!t->f) {
         free(t->path);
         free(t);
@@ -175,7 +175,7 @@ tp_status tp_trace_close(tp_trace *trace)
     tp_trace_end_run(trace);
     fputs("\n]}\n", trace->f);
     int bad = ferror(trace->f);
-    bad |= fclose(trace->f) != 0;
+    bad |= (trace->f == stdout ? fflush(stdout) : fclose(trace->f)) != 0;
     tp_status st = TP_OK;
     if (bad)
         st = tp_fail(TP_ERR_IO, "trace: writing '%s' failed", trace->path);

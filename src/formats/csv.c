@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/output_file.h"
 #include "common/grow.h"
 #include "common/hash.h"
@@ -558,33 +559,9 @@ tp_status tp_csv_read(const char *path, unsigned flags, tp_csv_table *out)
     if (!path || !out)
         return tp_fail(TP_ERR_INVALID, "tp_csv_read: NULL argument");
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *data = malloc(cap);
-    if (!data) {
-        fclose(f);
-        return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (len == cap && (len == SIZE_MAX || TP_GROW(&data, &cap, len + 1) != TP_OK)) {
-            free(data);
-            fclose(f);
-            return tp_fail(TP_ERR_NOMEM, "%s: out of memory", path);
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int failed = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (failed) {
-        free(data);
-        return tp_fail(TP_ERR_IO, "%s: cannot read: %s", path, strerror(saved));
-    }
+    char *data = NULL;
+    size_t len = 0;
+    TP_TRY(tp_input_read_file(path, &data, &len));
     tp_status st = tp_csv_parse(path, data, len, flags, out);
     free(data);
     return st;

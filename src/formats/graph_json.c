@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/grow.h"
 #include "tensorplan/ops.h"
 #include "common/text.h"
@@ -527,36 +528,9 @@ tp_status tp_graph_load_json(const char *path, tp_graph **out)
     if (!path || !out)
         return tp_fail(TP_ERR_INVALID, "tp_graph_load_json: NULL argument");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    int read_errno = 0;
-    while (text) {
-        errno = 0;
-        size_t n = fread(text + len, 1, cap - len, f);
-        len += n;
-        if (len < cap) {
-            read_errno = errno;
-            break;
-        }
-        if (cap == SIZE_MAX || TP_GROW(&text, &cap, cap + 1) != TP_OK) {
-            free(text);
-            text = NULL;
-            break;
-        }
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!text)
-        return tp_fail(TP_ERR_NOMEM, "%s: out of memory reading the file", path);
-    if (err) {
-        free(text);
-        /* fopen succeeds on a directory; only the read says why it is not a graph file */
-        return tp_fail(TP_ERR_IO, "%s: cannot read: %s", path,
-                       read_errno ? strerror(read_errno) : "read error");
-    }
+    char *text = NULL;
+    size_t len = 0;
+    TP_TRY(tp_input_read_file(path, &text, &len));
     tp_status st = tp_graph_parse_json(text, len, path, out);
     free(text);
     return st;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/grow.h"
 #include "gguf/gguf_internal.h"
 
@@ -183,6 +184,10 @@ static tp_status read_kv(cursor *c, tp_gguf_kv *kv)
     TP_TRY(read_string(c, "a key", &key));
     if (key.len == 0)
         return bad(c, kv->offset, "expected a non-empty key, got an empty one");
+    const char *nul = memchr(key.data, '\0', key.len);
+    if (nul)
+        return bad(c, kv->offset, "expected a key without NUL bytes, got '%.64s' with a NUL "
+                   "at byte %zu", key.data, (size_t)(nul - key.data));
     kv->key = copy_str(key);
     if (!kv->key)
         return tp_fail(TP_ERR_NOMEM, "%s: out of memory for a key", c->name);
@@ -332,6 +337,10 @@ static tp_status read_tensor_info(cursor *c, tp_gguf_tensor *t)
     if (name.len > TP_GGUF_MAX_NAME)
         return bad(c, t->info_offset, "expected a tensor name of at most %u bytes, got %zu",
                    TP_GGUF_MAX_NAME, name.len);
+    const char *nul = memchr(name.data, '\0', name.len);
+    if (nul)
+        return bad(c, t->info_offset, "expected a tensor name without NUL bytes, got '%.64s' "
+                   "with a NUL at byte %zu", name.data, (size_t)(nul - name.data));
     memcpy(t->name, name.data, name.len);
     t->name[name.len] = '\0';
     t->name_len = name.len;
@@ -450,24 +459,25 @@ tp_status tp_gguf_open(const char *path, tp_gguf **out)
     if (!path || !out)
         return tp_fail(TP_ERR_INVALID, "tp_gguf_open: NULL argument");
     *out = NULL;
-    const int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int fd = -1;
+    size_t size = 0;
+    TP_TRY(tp_input_open(path, &fd, &size));
+    if (size == 0) {
+        /* a /proc or /sys file says 0 and still has bytes: it cannot be mapped */
+        char byte;
+        const ssize_t got = read(fd, &byte, 1);
         close(fd);
-        return tp_fail(TP_ERR_IO, "%s: not a readable regular file", path);
-    }
-    if (st.st_size == 0) {
-        close(fd);
+        if (got > 0)
+            return tp_fail(TP_ERR_INVALID, "%s: cannot map: the file reports a size of 0 "
+                           "but has bytes (a /proc or /sys file?)", path);
         return tp_fail(TP_ERR_INVALID, "%s: offset 0: expected a GGUF header (24 bytes), got an "
                        "empty file", path);
     }
-    const size_t size = (size_t)st.st_size;
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED)
-        return tp_fail(TP_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        return tp_fail(TP_ERR_IO, "%s: cannot map: %s", path, strerror(map_errno));
     const tp_status s = tp_gguf_open_memory(path, map, size, out);
     if (s != TP_OK) {
         munmap(map, size);

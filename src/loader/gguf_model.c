@@ -9,6 +9,17 @@
 #include "tensorplan/gguf_model.h"
 #include "tensorplan/model_family.h"
 
+/* An enumerated string value: refused with a NUL inside, which would print (and compare, as
+ * a C string) as a shorter, known name. */
+static tp_status check_no_nul(const char *file, const char *key, tp_gguf_str s)
+{
+    const char *nul = memchr(s.data, '\0', s.len);
+    if (nul)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': the value holds a NUL byte at %zu", file,
+                       key, (size_t)(nul - s.data));
+    return TP_OK;
+}
+
 /* "A.SUFFIX" for the architecture prefix A. */
 static const char *akey(const gm_reader *r, const char *suffix)
 {
@@ -94,6 +105,7 @@ static tp_status read_arch(gm_reader *r, tp_model_config *c)
         return tp_fail(TP_ERR_INVALID, "%s: key 'general.architecture': missing (required)",
                        r->file);
     TP_TRY(st);
+    TP_TRY(check_no_nul(r->file, "general.architecture", s));
     if (s.len == 5 && memcmp(s.data, "qwen2", 5) == 0) {
         c->arch = TP_ARCH_QWEN2;
         c->rope_mode = TP_ROPE_NEOX;
@@ -114,6 +126,9 @@ static tp_status read_sizes(const gm_reader *r, tp_model_config *c)
     TP_TRY(get_dim(r, "context_length", 1, 0, &c->max_ctx));
     TP_TRY(get_dim(r, "embedding_length", 1, 0, &c->n_embd));
     TP_TRY(get_dim(r, "block_count", 1, 0, &c->n_layer));
+    if (c->n_layer > GM_MAX_LAYERS) /* the model layer's limit */
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': expected at most %d layers, got %d",
+                       r->file, akey(r, "block_count"), GM_MAX_LAYERS, c->n_layer);
     TP_TRY(get_layer_dim(r, "feed_forward_length", c->n_layer, 1, 0, &c->n_ff));
     TP_TRY(get_layer_dim(r, "attention.head_count", c->n_layer, 1, 0, &c->n_head));
     TP_TRY(get_layer_dim(r, "attention.head_count_kv", c->n_layer, 0, c->n_head,
@@ -165,6 +180,25 @@ static tp_status opt_f32(const gm_reader *r, const char *suffix, float dflt, flo
     return st;
 }
 
+/* The model's one rope check (tensorplan/model_family.h) with the message naming the key
+ * whose value puts the parameters out of range: the base, the attn_factor as stored, YaRN's
+ * original context, else the scaling factor (freq_scale and YaRN's magnitude derive from it;
+ * 1e-45 makes the scale infinite, a YaRN factor below e^-10 the magnitude negative). */
+static tp_status check_rope(const gm_reader *r, const tp_model_config *c,
+                            const char *factor_key, float attn)
+{
+    const char *key = factor_key;
+    if (!isfinite(c->rope_base) || c->rope_base <= 0.0f)
+        key = "rope.freq_base";
+    else if (!isfinite(attn) || attn <= 0.0f)
+        key = "rope.scaling.attn_factor";
+    else if (c->rope_ext_factor != 0.0f && c->rope_n_ctx_orig <= 0)
+        key = "rope.scaling.original_context_length";
+    char who[400];
+    snprintf(who, sizeof who, "%s: key '%s'", r->file, akey(r, key));
+    return tp_model_check_rope(c, who);
+}
+
 /* The rope keys and llama.cpp's derived parameters (docs/gguf.md, "Supported
  * architectures and keys"). */
 static tp_status read_rope(const gm_reader *r, tp_model_config *c)
@@ -173,6 +207,8 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
     char type[16] = "linear";
     tp_gguf_str s;
     tp_status st = tp_gguf_get_string(r->g, akey(r, "rope.scaling.type"), &s);
+    if (st == TP_OK)
+        TP_TRY(check_no_nul(r->file, akey(r, "rope.scaling.type"), s));
     if (st == TP_OK) {
         static const char *const known[] = {"none", "linear", "yarn", "longrope"};
         int found = 0;
@@ -189,10 +225,9 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
         return st;
     }
     float factor = 0.0f, attn = 1.0f;
-    if (tp_gguf_find_kv(r->g, akey(r, "rope.scaling.factor")))
-        TP_TRY(opt_f32(r, "rope.scaling.factor", 0.0f, &factor));
-    else
-        TP_TRY(opt_f32(r, "rope.scale_linear", 0.0f, &factor));
+    const char *factor_key = tp_gguf_find_kv(r->g, akey(r, "rope.scaling.factor"))
+                                 ? "rope.scaling.factor" : "rope.scale_linear";
+    TP_TRY(opt_f32(r, factor_key, 0.0f, &factor));
     TP_TRY(opt_f32(r, "rope.scaling.attn_factor", 1.0f, &attn));
     TP_TRY(get_dim(r, "rope.scaling.original_context_length", 0, c->max_ctx,
                    &c->rope_n_ctx_orig));
@@ -201,13 +236,13 @@ static tp_status read_rope(const gm_reader *r, tp_model_config *c)
     c->rope_attn_factor = attn;
     /* the file's values as they are (a factor that is negative, or not finite, makes
      * freq_scale so), then the derived ones (YaRN's magnitude, which a tiny factor can make
-     * negative), both by the model's one check */
-    TP_TRY(tp_model_check_rope(c, r->file));
+     * negative), both by the model's one check, the message naming the key */
+    TP_TRY(check_rope(r, c, factor_key, attn));
     if (strcmp(type, "none") == 0)
         c->rope_freq_scale = 1.0f;
     if (c->rope_ext_factor != 0.0f)
         c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / c->rope_freq_scale));
-    return tp_model_check_rope(c, r->file);
+    return check_rope(r, c, factor_key, attn);
 }
 
 static void set_name(tp_model_config *c, const char *file)

@@ -10,6 +10,7 @@
 
 /* Largest width, count or context a config takes from a file (int-sized, products fit). */
 #define GM_MAX_DIM (1 << 24)
+#define GM_MAX_LAYERS 99999 /* tp_model_build_graph refuses more */
 
 typedef struct gm_reader {
     const tp_gguf *g;

@@ -28,6 +28,10 @@ static tp_status read_vocab(const tp_gguf *g, tp_model_config *c)
     const tp_gguf_tensor *t = tp_gguf_find_tensor(g, "token_embd.weight");
     if (!t)
         return tp_fail(TP_ERR_INVALID, "%s: tensor 'token_embd.weight': missing", file);
+    if (t->n_dims != 2) /* else a 1-D table reads as 1 row: a wrong shape, not a wrong count */
+        return tp_fail(TP_ERR_INVALID, "%s: tensor 'token_embd.weight': expected shape [n_embd, "
+                       "vocabulary] (2 dimensions), got %u dimensions", file,
+                       (unsigned)t->n_dims);
     if (t->ne[1] < 1 || t->ne[1] > GM_MAX_DIM)
         return tp_fail(TP_ERR_INVALID, "%s: tensor 'token_embd.weight': expected 1..%d tokens "
                        "in ne[1], got %" PRId64, file, GM_MAX_DIM, t->ne[1]);

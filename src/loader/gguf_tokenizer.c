@@ -52,6 +52,19 @@ static tp_status required(const tp_gguf *g, tp_status st, const char *key)
     return st;
 }
 
+static tp_status dup_string(const tp_gguf_str *s, char **out);
+
+/* An enumerated value (model, pre): counted bytes, refused with a NUL inside, which a C string
+ * comparison would stop at ("gpt2\0x" is no gpt2). */
+static tp_status dup_name(const tp_gguf *g, const char *key, const tp_gguf_str *s, char **out)
+{
+    if (memchr(s->data, '\0', s->len) != NULL)
+        return tp_fail(TP_ERR_INVALID, "%s: key '%s': the value holds a NUL byte at %zu",
+                       tp_gguf_name(g), key, (size_t)((const char *)memchr(s->data, '\0',
+                                                                        s->len) - s->data));
+    return dup_string(s, out);
+}
+
 static tp_status dup_string(const tp_gguf_str *s, char **out)
 {
     *out = malloc(s->len + 1);
@@ -114,7 +127,8 @@ static tp_status read_attrs(const tp_gguf *g, vocab_arrays *a, tp_vocab_desc *d)
     return TP_OK;
 }
 
-/* The id keys (u32; an id not below the vocabulary size counts as absent) and the flags. */
+/* The id keys (u32; an id not below the vocabulary size is refused, naming the key) and the
+ * flags. */
 static tp_status read_ids(const tp_gguf *g, tp_vocab_desc *d)
 {
     static const char *const id_keys[] = {
@@ -127,7 +141,10 @@ static tp_status read_ids(const tp_gguf *g, tp_vocab_desc *d)
         uint32_t v = 0;
         int present = 0;
         TP_TRY(optional(tp_gguf_get_u32(g, id_keys[k], &v), &present));
-        *ids[k] = present && v < d->n_tokens ? (int64_t)v : -1;
+        if (present && v >= d->n_tokens)
+            return tp_fail(TP_ERR_INVALID, "%s: key '%s': id %u is not below the number of "
+                           "tokens %zu", tp_gguf_name(g), id_keys[k], (unsigned)v, d->n_tokens);
+        *ids[k] = present ? (int64_t)v : -1;
     }
     static const char *const flag_keys[] = {
         KEY("add_bos_token"), KEY("add_eos_token"), KEY("add_space_prefix"),
@@ -146,12 +163,12 @@ static tp_status read_texts(const tp_gguf *g, vocab_arrays *a, tp_vocab_desc *d)
 {
     tp_gguf_str s;
     TP_TRY(required(g, tp_gguf_get_string(g, KEY("model"), &s), KEY("model")));
-    TP_TRY(dup_string(&s, &a->model));
+    TP_TRY(dup_name(g, KEY("model"), &s, &a->model));
     d->model = a->model;
     int present = 0;
     TP_TRY(optional(tp_gguf_get_string(g, KEY("pre"), &s), &present));
     if (present) {
-        TP_TRY(dup_string(&s, &a->pre));
+        TP_TRY(dup_name(g, KEY("pre"), &s, &a->pre));
         d->pre = a->pre;
     }
     tp_gguf_array arr;

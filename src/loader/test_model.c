@@ -13,6 +13,7 @@
 #include "tensorplan/model_family.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/quant.h"
+#include "tensorplan/tokenizer.h"
 
 typedef struct wctx {
     tp_gguf_writer *w;
@@ -162,6 +163,20 @@ static tp_status check_request(const tp_model_config *c, const tp_gguf_test_mode
                        (unsigned)how->type);
     if (!how->tokenizer)
         return tp_fail(TP_ERR_INVALID, "test model: no tokenizer kind");
+    /* refused here, not in a file that tokenize would then refuse */
+    if (strcmp(how->tokenizer, "gpt2") == 0 && how->pre && !tp_tokenizer_pre_supported(how->pre))
+        return tp_fail(TP_ERR_INVALID, "test model: pre-tokenizer '%s' is not supported "
+                       "(known: %s)", how->pre, tp_tokenizer_pre_names());
+    /* every matrix row (ne[0]: n_embd, n_head x head_dim, n_ff) a whole number of blocks */
+    const size_t block = tp_type_block_elems(how->type);
+    const struct { const char *what; size_t n; } rows[] = {
+        {"n_embd", (size_t)c->n_embd}, {"n_head x head_dim", (size_t)c->n_head * c->head_dim},
+        {"n_ff", (size_t)c->n_ff}};
+    for (size_t i = 0; i < 3; i++)
+        if (block == 0 || rows[i].n % block != 0)
+            return tp_fail(TP_ERR_INVALID, "test model: a %s row is whole %s blocks of %zu "
+                           "elements; config '%s' has rows of %zu (%s)", tp_type_name(how->type),
+                           tp_type_name(how->type), block, c->name, rows[i].n, rows[i].what);
     return TP_OK;
 }
 

@@ -2,6 +2,7 @@
 #include "tensorplan/session.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,41 @@ static tp_status fill_inputs(tp_session *s, const tp_graph *g, const int32_t *to
     return st;
 }
 
+static const char *non_finite_name(float v)
+{
+    return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+/* Logits with a NaN or an infinity stop the forward (no token is chosen from them): the graph
+ * runs again on the same inputs with every node's output checked, so that the message names
+ * the first node whose output is not finite. */
+static tp_status check_logits(tp_session *s, tp_allocator *alloc, const tp_graph *g,
+                              const int32_t *tokens, size_t n, size_t n_out)
+{
+    const size_t len = n_out * (size_t)s->c->vocab;
+    size_t bad = 0;
+    while (bad < len && isfinite(s->last_logits[bad]))
+        bad++;
+    if (bad == len)
+        return TP_OK;
+    const float v = s->last_logits[bad];
+    tp_exec_options o = s->opt.exec;
+    o.trace = NULL;
+    o.check_finite = 1;
+    tp_status st = fill_inputs(s, g, tokens, n, n_out);
+    if (st == TP_OK)
+        st = tp_execute(alloc, g, s->w, &o, NULL);
+    if (st == TP_OK)
+        return tp_fail(TP_ERR_NOT_FINITE, "forward: logit %zu of %zu is %s (no node was "
+                       "found not finite when run again)", bad, len, non_finite_name(v));
+    if (st != TP_ERR_NOT_FINITE)
+        return st;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tp_last_error());
+    return tp_fail(TP_ERR_NOT_FINITE, "forward: logit %zu of %zu is %s; %s", bad, len,
+                   non_finite_name(v), msg);
+}
+
 /* The graph for params, from the cache or built and planned; its plan recorded in the
  * statistics by kind (one token: decode; else prefill, the largest one). */
 static tp_status current_graph(tp_session *s, const tp_graph_params *params, int prefill)
@@ -219,6 +255,7 @@ static tp_status forward_batch(tp_session *s, const int32_t *tokens, size_t n, s
         s->last_rows = n_out;
     }
     TP_TRY(tp_alloc_read(alloc, &out, s->last_logits));
+    TP_TRY(check_logits(s, alloc, g, tokens, n, n_out));
     s->last_graph = g;
     s->n_past += n;
     s->stats.forwards++;

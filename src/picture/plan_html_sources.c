@@ -239,7 +239,8 @@ tp_status tp_html_alloc_report(const char *html_path, FILE *explain, const char 
     return st;
 }
 
-/* Builds the graph of params, plans it on a fresh host allocator and adds its panels. */
+/* Builds the graph of params, plans it on a fresh planning allocator (no buffer memory) and
+ * adds its panels. */
 static tp_status add_model_graph(tp_html_page *page, const char *group,
                                  const tp_model_config *config, const tp_graph_params *params,
                                  const tp_alloc_options *options)
@@ -248,7 +249,7 @@ static tp_status add_model_graph(tp_html_page *page, const char *group,
     tp_allocator *a = NULL;
     tp_status st = tp_model_build_graph(config, params, &g);
     if (st == TP_OK)
-        st = tp_allocator_create_host(&a);
+        st = tp_allocator_create_planning(&a);
     if (st == TP_OK)
         st = tp_alloc_graph(a, g, options);
     if (st == TP_OK)

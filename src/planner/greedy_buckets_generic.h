@@ -223,7 +223,12 @@ static tp_status bk_place(const tp_tensor_lifetime *tensors, const size_t *order
 #else
         (void)too_wide;
 #endif
-        if (overflow || size > SIZE_MAX - offset) {
+        if (overflow) { /* no offset was found: there is none to name */
+            st = tp_fail(TP_ERR_OVERFLOW, "tensor %zu: no offset aligned to %zu leaves room "
+                         "for its %zu bytes below 2^64", id, align, size);
+            break;
+        }
+        if (size > SIZE_MAX - offset) {
             st = tp_fail(TP_ERR_OVERFLOW, "tensor %zu: offset %zu + size %zu overflows size_t",
                          id, offset, size);
             break;

@@ -151,10 +151,14 @@ static tp_status emit_symbols(const tp_tokenizer *t, const bpe_scratch *s, tp_id
             TP_TRY(tp_id_buf_push(out, id));
             continue;
         }
-        for (size_t k = 0; k < y->n; k++) { /* each byte as a one-byte text, else dropped */
+        for (size_t k = 0; k < y->n; k++) { /* each byte as a one-byte text, else refused */
+            const unsigned char c = (unsigned char)s->enc[y->off + k];
             int32_t b = tp_strmap_get(&t->by_text, s->enc + y->off + k, 1);
-            if (b >= 0)
-                TP_TRY(tp_id_buf_push(out, b));
+            if (b < 0)
+                return tp_fail(TP_ERR_INVALID, "tokenize: the text '%.*s' has no token, nor "
+                               "has its byte 0x%02X", (int)(y->n > 32 ? 32 : y->n),
+                               s->enc + y->off, c);
+            TP_TRY(tp_id_buf_push(out, b));
         }
     }
     return TP_OK;

@@ -69,6 +69,23 @@ static tp_status compile(tp_tokenizer *t, const char *pattern)
     return TP_OK;
 }
 
+int tp_tokenizer_pre_supported(const char *pre)
+{
+    if (!pre)
+        return 0;
+    for (size_t g = 0; g < sizeof GROUPS / sizeof *GROUPS; g++)
+        for (const char *const *n = GROUPS[g].names; *n; n++)
+            if (strcmp(*n, pre) == 0)
+                return 1;
+    return 0;
+}
+
+const char *tp_tokenizer_pre_names(void)
+{
+    return "llama-bpe, llama3, llama-v3, falcon3, falcon-h1, pixtral, midm-2.0, lfm2, qwen2, "
+           "deepseek-r1-qwen, kormo, megrez, smollm, gpt-2, phi-2, default";
+}
+
 tp_status tp_bpe_set_pre(tp_tokenizer *t, const char *pre)
 {
     const char *name = pre ? pre : "default";
