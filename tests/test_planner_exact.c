@@ -15,6 +15,7 @@
 #include "planner/planner_internal.h"
 #include "support/offsets_oracle.h"
 #include "support/xorshift.h"
+#include "support/zero_waste.h"
 #include "common/clock.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/planner.h"
@@ -697,6 +698,90 @@ static void test_a_passed_deadline_ends_the_search_setup(void **state)
     free(off);
 }
 
+/* The search keeps its stack on the heap: 10,000 buffers (once above its limit of 4,096,
+ * when the recursion ran on the C stack) in a chain, buffer i live at nodes i and i + 1, so
+ * that every placement is one level deeper. The least arena is the largest sum of two
+ * neighbours (the even buffers at 0, each odd one on the taller of its two neighbours), the
+ * limit given; the plan found is checked pairwise. A deadline that has passed ends a search
+ * of that size too. */
+static void test_ten_thousand_buffers_in_a_chain_are_searched(void **state)
+{
+    (void)state;
+    rng.state = 4097;
+    const size_t n = sanitized() ? 6000 : 10000;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off);
+    size_t least = 0;
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (tp_tensor_lifetime){ 1 + below(1000), i, i + 1 };
+        if (i > 0 && t[i - 1].size + t[i].size > least)
+            least = t[i - 1].size + t[i].size;
+    }
+    tp_exact_params p;
+    memset(&p, 0, sizeof p);
+    p.limit = least;
+    p.start = tp_clock_seconds();
+    p.node_limit = 10 * n;
+    tp_exact_result res;
+    assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.found);
+    assert_true(res.arena <= least);
+    tpt_assert_sound_offsets(t, n, off, res.arena, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_true(off[i] + t[i].size <= least);
+
+    p.node_limit = 0;
+    p.deadline = p.start;
+    assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.timed_out);
+    assert_false(res.complete);
+    free(t);
+    free(off);
+}
+
+/* Zero-waste problems (support/zero_waste.h): the least arena is the capacity. A decision at
+ * the capacity cut off by a node budget finds no plan on some of them; the search then hands
+ * back its deepest placement with the rest placed lowest first. That plan must share no byte
+ * between buffers live together (checked pairwise), lie above the capacity, and, on this
+ * seeded family, below the greedy's arena (1.01-1.21 times the capacity against 1.06-1.46
+ * when measured). Where the decision does find a plan it must fit. */
+static void test_a_cut_off_search_repairs_its_deepest_placement(void **state)
+{
+    (void)state;
+    const size_t cap = 1048576, n = 300;
+    tp_tensor_lifetime t[300];
+    size_t off[300];
+    int repaired = 0;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        tpt_rng r = tpt_rng_seeded(seed);
+        tpt_zero_waste(&r, n, 400, cap, t, NULL);
+        tp_exact_params p;
+        memset(&p, 0, sizeof p);
+        p.limit = cap;
+        p.start = tp_clock_seconds();
+        p.node_limit = 3000;
+        tp_exact_result res;
+        assert_int_equal(tp_exact_search(t, n, &p, off, &res), TP_OK);
+        assert_true(res.found || res.repaired);
+        size_t top = 0;
+        for (size_t i = 0; i < n; i++)
+            top = off[i] + t[i].size > top ? off[i] + t[i].size : top;
+        assert_int_equal(top, res.arena);
+        tpt_assert_sound_offsets(t, n, off, res.arena, 1);
+        if (res.found) {
+            assert_true(res.arena <= cap);
+            continue;
+        }
+        repaired++;
+        assert_true(res.arena > cap);
+        size_t greedy = 0;
+        size_t g_off[300];
+        assert_int_equal(tp_plan_offsets(t, n, g_off, &greedy), TP_OK);
+        assert_true(res.arena < greedy); /* on this family the repair beats the greedy */
+    }
+    assert_true(repaired >= 4); /* the family exercises the repair */
+}
+
 /* Several searches at once must each give what they give alone (the search keeps no state
  * outside its call). Threads start together, so their setups overlap. */
 typedef struct search_job {
@@ -819,6 +904,8 @@ int main(void)
         cmocka_unit_test(test_the_search_deadline_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_the_time_limit_holds_when_every_node_is_expensive),
         cmocka_unit_test(test_a_passed_deadline_ends_the_search_setup),
+        cmocka_unit_test(test_ten_thousand_buffers_in_a_chain_are_searched),
+        cmocka_unit_test(test_a_cut_off_search_repairs_its_deepest_placement),
         cmocka_unit_test(test_concurrent_searches_equal_sequential_ones),
         cmocka_unit_test(test_exact_reaches_the_peak_on_every_g1_instance),
     };

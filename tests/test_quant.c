@@ -675,22 +675,74 @@ static void test_quantize_refusals(void **state)
 
 /* ---- typed kernels ------------------------------------------------------------------------ */
 
-/* Checks the typed mat-mul of one type: against a double reference on the weights
- * dequantized by the formulas here, bit for bit against tp_kernel_mul_mat on those f32
- * weights, and bit for bit across 1, 2 and 3 threads. pad shifts W off its alignment. */
+/* The offsets of a block's min fields (zeroed, they leave y = a * q: the part of an element
+ * that meets the rounded activations); -1 ends the list. */
+static const int *min_fields(uint32_t type)
+{
+    static const int two[] = {2, -1}, q2k[] = {82, -1}, none[] = {-1};
+    switch (type) {
+    case TP_TYPE_Q4_1: case TP_TYPE_Q5_1: case TP_TYPE_Q4_K: case TP_TYPE_Q5_K: return two;
+    case TP_TYPE_Q2_K: return q2k;
+    default: return none;
+    }
+}
+
+/* |a * q| of every element of a row: the element with its block's min fields set to 0. */
+static void scaled_part(uint32_t type, const uint8_t *row, float *out, size_t n)
+{
+    size_t be = tp_type_block_elems(type), bb = tp_type_block_bytes(type);
+    uint8_t blk[256];
+    for (size_t b = 0; b < n / be; b++) {
+        memcpy(blk, row + b * bb, bb);
+        for (const int *f = min_fields(type); *f >= 0; f++)
+            put16(blk + *f, 0);
+        for (size_t k = 0; k < be; k++)
+            out[b * be + k] = fabsf(elem(type, blk, (int)k));
+    }
+}
+
+/* The bound of docs/quant.md section 5 on one output of a block type: each 32 token values
+ * are rounded to q * amax / 32767 (an error of at most amax / 65534 each), which meets the
+ * a * q part of each weight; f32 rounding adds a small multiple of 2^-24 of the magnitude. */
+static double block_bound(const float *aq, const float *w, const float *x, size_t n_in)
+{
+    double err = 0, mag = 0;
+    for (size_t g = 0; g < n_in / 32; g++) {
+        double amax = 0;
+        for (size_t i = 32 * g; i < 32 * g + 32; i++)
+            amax = fmax(amax, fabs(x[i]));
+        for (size_t i = 32 * g; i < 32 * g + 32; i++) {
+            err += aq[i] * amax / 65534.0 * (1 + 0x1p-10);
+            mag += (aq[i] + fabs(w[i] - aq[i]) + fabs(w[i])) * fabs(x[i]);
+        }
+    }
+    return err + 0x1p-17 * mag;
+}
+
+/* Checks the typed mat-mul of one type in the form in use: against a double reference on the
+ * weights dequantized by the formulas here (F32 / F16 / BF16: to 1e-5 of the magnitude, and
+ * bit for bit against tp_kernel_mul_mat on those f32 weights; block types: within the
+ * activation rounding of block_bound), and bit for bit across 1, 2 and 3 threads. pad shifts
+ * W off its alignment. */
 static void check_matmul(uint32_t type, size_t n_in, size_t n_out, size_t n_tok, int bias,
                          size_t pad)
 {
     size_t be = tp_type_block_elems(type), row_blocks = n_in / be;
+    int blocks = be > 1;
     uint8_t *buf = rand_blocks(type, row_blocks * n_out, pad), *W = buf + pad;
     size_t row_bytes = row_blocks * tp_type_block_bytes(type);
     float *Wf = malloc(n_in * n_out * sizeof *Wf), *x = rand_floats(n_in * n_tok, 1.0f);
+    float *aq = malloc(n_in * n_out * sizeof *aq);
     float *b = bias ? rand_floats(n_out, 1.0f) : NULL;
     float *y[3], *yf = malloc(n_out * n_tok * sizeof *yf);
     assert_non_null(Wf);
+    assert_non_null(aq);
     assert_non_null(yf);
-    for (size_t o = 0; o < n_out; o++)
+    for (size_t o = 0; o < n_out; o++) {
         oracle_row(type, W + o * row_bytes, Wf + o * n_in, n_in);
+        if (blocks)
+            scaled_part(type, W + o * row_bytes, aq + o * n_in, n_in);
+    }
     for (int k = 0; k < 3; k++) {
         y[k] = malloc(n_out * n_tok * sizeof(float));
         assert_non_null(y[k]);
@@ -700,22 +752,29 @@ static void check_matmul(uint32_t type, size_t n_in, size_t n_out, size_t n_tok,
     assert_int_equal(tp_kernel_mul_mat(Wf, b, x, n_in, n_out, n_tok, yf, 1), TP_OK);
     for (size_t t = 0; t < n_tok; t++)
         for (size_t o = 0; o < n_out; o++) {
+            const float *wr = Wf + o * n_in, *xr = x + t * n_in;
             double ref = b ? b[o] : 0, mag = b ? fabs(b[o]) : 0;
             for (size_t i = 0; i < n_in; i++) {
-                ref += (double)Wf[o * n_in + i] * x[t * n_in + i];
-                mag += fabs((double)Wf[o * n_in + i] * x[t * n_in + i]);
+                ref += (double)wr[i] * xr[i];
+                mag += fabs((double)wr[i] * xr[i]);
             }
+            double tol = blocks ? block_bound(aq + o * n_in, wr, xr, n_in) + 0x1p-20 * mag
+                                : 1e-5 * mag + 1e-30;
             float got = y[0][t * n_out + o];
-            if (fabs(got - ref) > 1e-5 * mag + 1e-30)
-                fail_msg("%s y[%zu][%zu] = %.9g, reference %.9g", tp_type_name(type), t, o, got, ref);
+            if (!(fabs(got - ref) <= tol))
+                fail_msg("%s (%s) y[%zu][%zu] = %.9g, reference %.9g, bound %.3g",
+                         tp_type_name(type), tp_kernels_isa_name(tp_kernels_isa()), t, o, got,
+                         ref, tol);
         }
-    assert_memory_equal(y[0], yf, n_out * n_tok * sizeof(float));
+    if (!blocks)
+        assert_memory_equal(y[0], yf, n_out * n_tok * sizeof(float));
     assert_memory_equal(y[0], y[1], n_out * n_tok * sizeof(float));
     assert_memory_equal(y[0], y[2], n_out * n_tok * sizeof(float));
     for (int k = 0; k < 3; k++)
         free(y[k]);
     free(buf);
     free(Wf);
+    free(aq);
     free(x);
     free(b);
     free(yf);
@@ -725,18 +784,104 @@ static void test_matmul_every_type(void **state)
 {
     (void)state;
     /* 512 x 48 x 43 is above the size at which the kernels start threads */
-    for (size_t t = 0; t < N_DEQ; t++)
-        check_matmul(k_deq_types[t], 512, 48, 43, (int)(t % 2), 0);
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+        for (size_t t = 0; t < N_DEQ; t++)
+            check_matmul(k_deq_types[t], 512, 48, 43, (int)(t % 2), 0);
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
 static void test_matmul_f32_shapes(void **state)
 {
     (void)state;
-    check_matmul(TP_TYPE_F32, 515, 40, 70, 1, 0); /* dot tail, two token blocks */
-    check_matmul(TP_TYPE_F32, 515, 40, 70, 0, 1); /* misaligned rows: the dequantizing path */
-    check_matmul(TP_TYPE_F16, 13, 7, 5, 1, 1);
-    check_matmul(TP_TYPE_BF16, 1, 1, 1, 0, 0);
-    check_matmul(TP_TYPE_Q8_0, 32, 3, 9, 1, 3);
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+        check_matmul(TP_TYPE_F32, 515, 40, 70, 1, 0); /* dot tail, two token blocks */
+        check_matmul(TP_TYPE_F32, 515, 40, 70, 0, 1); /* misaligned rows */
+        check_matmul(TP_TYPE_F16, 13, 7, 5, 1, 1);
+        check_matmul(TP_TYPE_BF16, 1, 1, 1, 0, 0);
+        check_matmul(TP_TYPE_Q8_0, 32, 3, 9, 1, 3);
+        check_matmul(TP_TYPE_Q6_K, 256, 1, 1, 0, 1); /* a single row and token */
+        check_matmul(TP_TYPE_Q4_K, 768, 5, 2, 1, 0);
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
+/* y of the typed mat-mul in form isa (NULL-free: asserts). */
+static float *run_form(int isa, uint32_t type, const uint8_t *W, const float *b, const float *x,
+                       size_t n_in, size_t n_out, size_t n_tok, int threads)
+{
+    float *y = malloc(n_out * n_tok * sizeof *y);
+    assert_non_null(y);
+    assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+    assert_int_equal(tp_kernel_mul_mat_typed(type, W, b, x, n_in, n_out, n_tok, y, threads), TP_OK);
+    return y;
+}
+
+/* Every vector form against the portable form on random blocks (rows of whole groups of
+ * eight blocks and rows with leftover blocks): within the f32 rounding of
+ * the magnitude (the integer block sums are the same; only the order of f32 additions
+ * differs), and bit for bit across thread counts within each form. Odd row counts, a single
+ * row, a single token and token counts that leave every remainder of the groups of four. */
+static void test_forms_match_portable(void **state)
+{
+    (void)state;
+    static const size_t shapes[][3] = {{512, 37, 1}, {256, 1, 7}, {768, 13, 6}, {512, 5, 67},
+                                       {1024, 3, 2}, {256, 64, 3}, {352, 9, 5}, {896, 4, 1}};
+    int vector_forms = 0;
+    for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        vector_forms++;
+        for (size_t t = 0; t < N_DEQ; t++)
+            for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+                uint32_t type = k_deq_types[t];
+                size_t n_in = shapes[sh][0], n_out = shapes[sh][1], n_tok = shapes[sh][2];
+                if (n_in % tp_type_block_elems(type)) /* rows of 32-blocks not octets of 256 */
+                    continue;
+                size_t row_bytes = n_in / tp_type_block_elems(type) * tp_type_block_bytes(type);
+                uint8_t *W = rand_blocks(type, n_out * n_in / tp_type_block_elems(type), 0);
+                float *x = rand_floats(n_in * n_tok, 2.0f), *Wf = malloc(n_in * sizeof *Wf);
+                float *b = sh % 2 ? rand_floats(n_out, 1.0f) : NULL;
+                assert_non_null(Wf);
+                float *yp = run_form(TP_ISA_PORTABLE, type, W, b, x, n_in, n_out, n_tok, 1);
+                float *yv = run_form(isa, type, W, b, x, n_in, n_out, n_tok, 1);
+                float *yv2 = run_form(isa, type, W, b, x, n_in, n_out, n_tok, 2);
+                float *yv3 = run_form(isa, type, W, b, x, n_in, n_out, n_tok, 3);
+                for (size_t o = 0; o < n_out; o++) {
+                    oracle_row(type, W + o * row_bytes, Wf, n_in);
+                    for (size_t k = 0; k < n_tok; k++) {
+                        double mag = b ? fabs(b[o]) : 0;
+                        for (size_t i = 0; i < n_in; i++)
+                            mag += fabs((double)Wf[i] * x[k * n_in + i]);
+                        size_t at = k * n_out + o;
+                        /* min types: the a * q and min parts may each exceed the sum */
+                        double tol = 0x1p-16 * mag * (min_fields(type)[0] >= 0 ? 64 : 1);
+                        if (!(fabs((double)yv[at] - yp[at]) <= tol))
+                            fail_msg("%s %s %zux%zux%zu y[%zu][%zu]: %.9g, portable %.9g",
+                                     tp_kernels_isa_name(isa), tp_type_name(type), n_out, n_in,
+                                     n_tok, k, o, yv[at], yp[at]);
+                    }
+                }
+                assert_memory_equal(yv, yv2, n_out * n_tok * sizeof(float));
+                assert_memory_equal(yv, yv3, n_out * n_tok * sizeof(float));
+                free(yp);
+                free(yv);
+                free(yv2);
+                free(yv3);
+                free(W);
+                free(x);
+                free(Wf);
+                free(b);
+            }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+    print_message("vector forms compared with the portable one: %d\n", vector_forms);
 }
 
 static void test_matmul_refusals(void **state)
@@ -814,6 +959,7 @@ int main(void)
         cmocka_unit_test(test_quantize_refusals),
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),
+        cmocka_unit_test(test_forms_match_portable),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),
     };

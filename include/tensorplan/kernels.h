@@ -26,6 +26,26 @@ extern "C" {
 void tp_kernels_set_threads(int n);
 int tp_kernels_threads(void);
 
+/* Instruction-set forms of the mat-mul kernels (docs/quant.md section 5). By default the
+ * best form the processor supports runs; every form computes the same integer block sums,
+ * and their f32 results differ only by the order of f32 additions. */
+typedef enum tp_isa {
+    TP_ISA_PORTABLE = 0, /* plain C */
+    TP_ISA_AVX2 = 1,     /* x86-64 AVX2, FMA and F16C */
+    TP_ISA_AVX512 = 2,   /* x86-64 AVX-512 F, BW, VL and VNNI (with AVX2, FMA, F16C) */
+    TP_ISA_COUNT = 3
+} tp_isa;
+
+/* 1 when this build and this processor can run the form. */
+int tp_kernels_isa_supported(int isa);
+/* Chooses the form for every later kernel call; TP_ISA_COUNT (or any value < 0) returns to
+ * the best supported one. TP_ERR_INVALID (and no change) for a form that is not supported. */
+tp_status tp_kernels_set_isa(int isa);
+/* The form in use. */
+int tp_kernels_isa(void);
+/* "portable", "avx2", "avx512"; NULL for another value. */
+const char *tp_kernels_isa_name(int isa);
+
 /* Reads the i-th integer carried as a bit pattern in an f32 array. */
 uint32_t tp_kernel_bits_u32(const float *data, size_t i);
 /* Writes an integer into an f32 array as a bit pattern. */

@@ -133,6 +133,10 @@ typedef struct tp_plan_report {
  *   shares the scans among up to min(options.threads, processors, 16) threads from 16,384
  *   tensors of non-zero size; tp_plan_offsets and TP_PLAN_GREEDY may do so. The exact search
  *   runs on the calling thread.
+ * "Processors" are those online that the process may run on (its affinity mask: under
+ * `taskset -c 0` one), and no call starts more threads than that, whatever options.threads
+ * asks. A waiting thread spins briefly, then sleeps; a scan whose helpers keep it waiting
+ * longer than it works (the processors are busy with other work) goes on alone.
  * To keep a call single-threaded, call tp_plan_offsets_ex with options.threads = 1
  * (TP_PLAN_GREEDY then gives tp_plan_offsets's plan). */
 
@@ -153,12 +157,15 @@ void tp_plan_options_init(tp_plan_options *options);
  * best plan found, which exceeds the capacity. Without a capacity TP_PLAN_EXACT minimises the
  * arena and returns the best plan so far when the time limit ends (report->timed_out). Same
  * input and options give the same result unless a time limit ran out. The time limit is
- * checked between the greedy orders of a portfolio, while a search builds its overlap lists,
- * and about every millisecond of work in a search (never fewer than once per 1,024 nodes);
- * not inside one greedy order, so the first order (the plan returned when time runs out)
- * always completes (it takes as long as tp_plan_offsets on the same input). The
- * exact search handles up to 4,096 tensors of non-zero size; above that TP_PLAN_EXACT returns
- * the portfolio's plan, not proven. The algorithm: docs/exact-solver.md. */
+ * checked between the greedy orders of a portfolio, every few hundred placements inside
+ * every greedy pass (the first one included), while a search builds its overlap lists, and
+ * about every millisecond of work in a search (never fewer than once per 1,024 nodes). When
+ * it runs out before the first greedy pass has placed every tensor there is no plan: the call
+ * returns TP_ERR_TIMEOUT ("time limit ... reached" in the message, report->timed_out set,
+ * offsets 0); otherwise it returns the best complete plan so far. The
+ * exact search has no limit on the number of tensors beyond its conflict lists (2^26 pairs;
+ * above that TP_PLAN_EXACT returns the portfolio's plan, not proven). The algorithm:
+ * docs/exact-solver.md. */
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report);

@@ -6,9 +6,9 @@
  * bytes; n must be a multiple of block_elems. Blocks need no alignment (they are read with
  * memcpy), all multi-byte fields are little-endian.
  *
- * Determinism: the typed kernels give the same bits whatever the thread count, and for
- * every type the result of tp_kernel_mul_mat_typed equals tp_kernel_mul_mat (kernels.h) on
- * the exactly dequantized f32 matrix, bit for bit (same summation order). */
+ * Determinism: the typed kernels give the same bits whatever the thread count. F32, F16 and
+ * BF16 weights give tp_kernel_mul_mat's bits on the same values; block types round the
+ * activations to 16 bits per group of 32 (docs/quant.md section 5). */
 #ifndef TENSORPLAN_QUANT_H
 #define TENSORPLAN_QUANT_H
 
@@ -106,11 +106,11 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n);
 /* ---- kernels ----------------------------------------------------------------------------- */
 
 /* y[t][o] = sum_i W[o][i] * x[t][i] (+ b[o]) for t < n_tok, o < n_out. W is n_out rows of
- * n_in elements of type (row bytes from tp_type_row_bytes), read in place: each row is
- * dequantized exactly into a per-thread scratch of n_in floats (an aligned F32 row is read
- * directly) and dotted in f32 with every token row, in the summation order of
- * tp_kernel_mul_mat. b (f32, may be NULL), x and y are f32, token-major; y must not overlap
- * x or W. Work is split by output row; n_threads 0 = tp_kernels_threads(). Refuses (before
+ * n_in elements of type (row bytes from tp_type_row_bytes), read in place, never converted to
+ * f32: F32 / F16 / BF16 rows meet the f32 token rows directly; block types meet the token rows
+ * rounded to 16 bits per group of 32 in exact integer block sums (docs/quant.md section 5),
+ * in the instruction-set form of tp_kernels_isa (kernels.h). b (f32, may be NULL), x and y
+ * are f32, token-major; y must not overlap x or W. Work is split by output row; n_threads 0 = tp_kernels_threads(). Refuses (before
  * writing y) a type that cannot execute, n_in not a multiple of the block, an empty matrix,
  * NULL arrays, and sizes that overflow. */
 tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, const float *x,

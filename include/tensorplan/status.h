@@ -18,7 +18,8 @@ typedef enum tp_status {
     TP_ERR_IO,        /* a file could not be read or written                        */
     TP_ERR_NOT_FOUND, /* a named object does not exist                              */
     TP_ERR_INFEASIBLE, /* no solution exists within the given limits                */
-    TP_ERR_NOT_FINITE  /* a computed value is NaN or infinite                       */
+    TP_ERR_NOT_FINITE, /* a computed value is NaN or infinite                      */
+    TP_ERR_TIMEOUT     /* a time limit ran out before any result was complete       */
 } tp_status;
 
 const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */

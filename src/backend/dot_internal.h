@@ -1,7 +1,7 @@
-/* Internal: the dot products of the backend's mat-muls, with one fixed summation order.
- *
- * tp_kernel_mul_mat (kernels.c) and the typed mat-mul (quant_kernels.c) both use these, so a
- * typed weight gives the same bits as its dequantized f32 matrix (docs/quant.md). */
+/* Internal: f32 dot products with one fixed summation order (eight lanes, a fixed lane
+ * reduction, then the tail). Attention (kernels.c) uses dot1; the mat-muls now go through
+ * backend/qdot.h, whose portable F32/F16/BF16 form keeps this order, and bench_qmatmul keeps
+ * dot_tokens as the method it compares against. */
 #ifndef TP_BACKEND_DOT_INTERNAL_H
 #define TP_BACKEND_DOT_INTERNAL_H
 

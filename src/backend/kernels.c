@@ -10,6 +10,7 @@
 #include "backend/parallel.h"
 #include "common/error.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/quant.h"
 
 #define TP_KERNEL_MAX_THREADS TP_PARALLEL_MAX_THREADS
 
@@ -91,23 +92,8 @@ tp_status tp_kernel_rms_norm(const float *x, const float *w, size_t d, size_t n_
 
 /* ---- mul_mat ----------------------------------------------------------------------------- */
 
-typedef struct matmul_ctx {
-    const float *W, *b, *x;
-    size_t n_in, n_out, n_tok;
-    float *y;
-} matmul_ctx;
-
-static void matmul_rows(void *arg, size_t r0, size_t r1, int worker)
-{
-    (void)worker;
-    const matmul_ctx *c = arg;
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
-        for (size_t r = r0; r < r1; r++)
-            dot_tokens(c->W + r * c->n_in, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
-    }
-}
-
+/* The f32 matrix is an F32 weight read in place: one kernel, so an owned f32 tensor and a view
+ * of the same values give the same bits (docs/quant.md section 5). */
 tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size_t n_in,
                             size_t n_out, size_t n_tok, float *y, int n_threads)
 {
@@ -115,10 +101,7 @@ tp_status tp_kernel_mul_mat(const float *W, const float *b, const float *x, size
         return tp_fail(TP_ERR_INVALID, "mul_mat: NULL array");
     if (n_in == 0 || n_out == 0)
         return tp_fail(TP_ERR_INVALID, "mul_mat: empty matrix (%zu x %zu)", n_out, n_in);
-    matmul_ctx c = {W, b, x, n_in, n_out, n_tok, y};
-    double work = (double)n_in * (double)n_out * (double)(n_tok ? n_tok : 1);
-    tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), matmul_rows, &c);
-    return TP_OK;
+    return tp_kernel_mul_mat_typed(TP_TYPE_F32, W, b, x, n_in, n_out, n_tok, y, n_threads);
 }
 
 /* ---- rope -------------------------------------------------------------------------------- */

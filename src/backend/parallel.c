@@ -1,61 +1,153 @@
-/* The backend's parallel for (backend/parallel.h). */
+/* The backend's parallel for (backend/parallel.h): a pool of sleeping workers.
+ *
+ * Workers are started on first use and then wait on a condition variable between calls;
+ * nothing ever spins, so a worker that shares a core with the caller (a process pinned to
+ * one core, or a machine busy with other work) costs a context switch, not a time slice.
+ * The range is handed out in chunks through an atomic counter and the caller takes chunks
+ * too, so a worker that is not scheduled soon simply gets fewer chunks, and once every chunk
+ * is taken the caller waits only for the workers that joined. No more threads run than the
+ * CPUs the process may use (its affinity mask), so a process pinned to one core runs every
+ * call on the caller alone. Results never depend on how
+ * [0, n) is split, and a call made while another one holds the pool (another thread of the
+ * program) runs on its caller alone. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "backend/parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "tensorplan/kernels.h"
 
-typedef struct range_job {
-    tp_range_fn fn;
+typedef struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    int n_started;  /* workers 1..n_started exist */
+    uint64_t gen;   /* bumped by every call that wakes workers */
+    int want;       /* workers 1..want may take part in the current call */
+    int open;       /* the call still hands out chunks: a worker that wakes may join it */
+    int entered;    /* workers that joined the call and have not finished */
+    tp_range_fn fn; /* the current call */
     void *ctx;
-    size_t begin, end;
-    int worker;
-} range_job;
+    size_t n, chunk;
+    atomic_size_t next;
+} pool;
 
-static void *range_thread(void *arg)
+static pool g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                      PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0};
+static atomic_flag g_in_use = ATOMIC_FLAG_INIT;
+
+static void take_chunks(pool *p, int worker)
 {
-    range_job *job = arg;
-    job->fn(job->ctx, job->begin, job->end, job->worker);
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, p->chunk);
+        if (i >= p->n)
+            return;
+        size_t end = p->n - i < p->chunk ? p->n : i + p->chunk;
+        p->fn(p->ctx, i, end, worker);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    pool *p = &g_pool;
+    int id = (int)(intptr_t)arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->gen == seen)
+            pthread_cond_wait(&p->wake, &p->mu);
+        seen = p->gen;
+        if (id > p->want || !p->open) /* a call that ended before this worker woke */
+            continue;
+        p->entered++;
+        pthread_mutex_unlock(&p->mu);
+        take_chunks(p, id);
+        pthread_mutex_lock(&p->mu);
+        if (--p->entered == 0 && !p->open)
+            pthread_cond_signal(&p->done);
+    }
     return NULL;
 }
 
-/* Threads are created per call: kernel calls are few (hundreds per token) and large, so
- * the creation cost is noise next to the work, and nothing stays running between calls.
- * Results never depend on how [0, n) is split, so when a thread cannot be created its
- * chunk simply runs on the calling thread. */
+/* Starts workers up to want (called with the pool held by this caller); returns how many
+ * exist, which is fewer when the system refuses a thread. */
+static int ensure_workers(pool *p, int want)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->n_started < want) {
+        pthread_t tid;
+        pthread_attr_t attr;
+        if (pthread_attr_init(&attr) != 0)
+            break;
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&tid, &attr, worker_main, (void *)(intptr_t)(p->n_started + 1));
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            break;
+        p->n_started++;
+    }
+    int have = p->n_started < want ? p->n_started : want;
+    pthread_mutex_unlock(&p->mu);
+    return have;
+}
+
+/* The CPUs this process may run on (its affinity mask: 1 under taskset -c 0); 0 when
+ * unknown. Threads beyond them could only take turns on the same cores. */
+static size_t usable_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return (size_t)CPU_COUNT(&set);
+#endif
+    return 0;
+}
+
 void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
 {
     if (n == 0)
         return;
-    size_t t = (size_t)n_threads;
+    size_t t = n_threads > 0 ? (size_t)n_threads : 1;
     if (t > n)
         t = n;
     if (t > TP_PARALLEL_MAX_THREADS)
         t = TP_PARALLEL_MAX_THREADS;
-    if (t <= 1) {
+    size_t cpus = t > 1 ? usable_cpus() : 0;
+    if (cpus && t > cpus)
+        t = cpus;
+    if (t <= 1 || atomic_flag_test_and_set(&g_in_use)) {
         fn(ctx, 0, n, 0);
         return;
     }
-    range_job jobs[TP_PARALLEL_MAX_THREADS];
-    pthread_t tids[TP_PARALLEL_MAX_THREADS];
-    int started[TP_PARALLEL_MAX_THREADS];
-    for (size_t k = 0; k < t; k++) {
-        jobs[k].fn = fn;
-        jobs[k].ctx = ctx;
-        jobs[k].begin = n * k / t;
-        jobs[k].end = n * (k + 1) / t;
-        jobs[k].worker = (int)k;
-        started[k] = 0;
-    }
-    for (size_t k = 1; k < t; k++)
-        started[k] = pthread_create(&tids[k], NULL, range_thread, &jobs[k]) == 0;
-    fn(ctx, jobs[0].begin, jobs[0].end, 0);
-    for (size_t k = 1; k < t; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
-        else
-            fn(ctx, jobs[k].begin, jobs[k].end, jobs[k].worker);
-    }
+    pool *p = &g_pool;
+    int helpers = ensure_workers(p, (int)t - 1);
+    /* about four chunks per thread: small enough to even out a late worker */
+    size_t chunk = n / (t * 4);
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n = n;
+    p->chunk = chunk ? chunk : 1;
+    atomic_store(&p->next, 0);
+    p->want = helpers;
+    p->open = 1;
+    p->entered = 0;
+    p->gen++;
+    pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&p->wake);
+    take_chunks(p, 0);
+    /* every chunk is taken: close the call, then wait only for the workers that joined it
+     * (one still asleep, as on a shared core, is not waited for) */
+    pthread_mutex_lock(&p->mu);
+    p->open = 0;
+    while (p->entered > 0)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    atomic_flag_clear(&g_in_use);
 }
 
 int tp_parallel_threads(int n_threads, double work)

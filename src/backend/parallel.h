@@ -1,8 +1,10 @@
 /* Internal to the backend: the one parallel for of the kernels (kernels.c, quant_kernels.c).
  *
- * [0, n) is cut into min(n_threads, n, TP_PARALLEL_MAX_THREADS) chunks, chunk k from
- * n*k/t to n*(k+1)/t on worker k (worker 0 is the calling thread). Results must not depend
- * on the split, so a thread that cannot be created has its chunk run on the caller. */
+ * [0, n) is handed out in chunks to at most min(n_threads, n, TP_PARALLEL_MAX_THREADS)
+ * threads: the caller (worker 0) and sleeping pool workers 1..t-1 (parallel.c). fn(ctx,
+ * begin, end, worker) may run several chunks on one worker, one after the other, so a
+ * per-worker scratch indexed by `worker` (below t) is never shared. Results must not depend
+ * on the split: which chunks a worker gets depends on scheduling. */
 #ifndef TP_BACKEND_PARALLEL_H
 #define TP_BACKEND_PARALLEL_H
 

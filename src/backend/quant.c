@@ -4,51 +4,60 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend/quant_blocks.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 
-/* name, block elems, block bytes, retired, dequantize, quantize, execute */
+/* Capabilities of a type: what tp_dequantize_row, tp_quantize_row and the typed kernels accept. */
+#define CAN_DEQ .dequantize = 1
+#define CAN_QUANT .quantize = 1
+#define CAN_EXEC .execute = 1
+/* A block type: elements per block and the size of its struct (quant_blocks.h). */
+#define BLOCK(elems, type) .block_elems = (elems), .block_bytes = sizeof(type)
+/* A scalar type of `bytes` bytes. */
+#define SCALAR(bytes) .block_elems = 1, .block_bytes = (bytes)
+
 static const tp_type_info g_types[TP_TYPE_ID_LIMIT] = {
-    [0] = {"F32", 1, 4, 0, 1, 1, 1},
-    [1] = {"F16", 1, 2, 0, 1, 1, 1},
-    [2] = {"Q4_0", 32, 18, 0, 1, 1, 1},
-    [3] = {"Q4_1", 32, 20, 0, 1, 1, 1},
-    [4] = {"Q4_2", 0, 0, 1, 0, 0, 0},
-    [5] = {"Q4_3", 0, 0, 1, 0, 0, 0},
-    [6] = {"Q5_0", 32, 22, 0, 1, 1, 1},
-    [7] = {"Q5_1", 32, 24, 0, 1, 1, 1},
-    [8] = {"Q8_0", 32, 34, 0, 1, 1, 1},
-    [9] = {"Q8_1", 32, 36, 0, 0, 0, 0},
-    [10] = {"Q2_K", 256, 84, 0, 1, 0, 1},
-    [11] = {"Q3_K", 256, 110, 0, 1, 0, 1},
-    [12] = {"Q4_K", 256, 144, 0, 1, 1, 1},
-    [13] = {"Q5_K", 256, 176, 0, 1, 0, 1},
-    [14] = {"Q6_K", 256, 210, 0, 1, 1, 1},
-    [15] = {"Q8_K", 256, 292, 0, 0, 0, 0},
-    [16] = {"IQ2_XXS", 0, 0, 0, 0, 0, 0},
-    [17] = {"IQ2_XS", 0, 0, 0, 0, 0, 0},
-    [18] = {"IQ3_XXS", 0, 0, 0, 0, 0, 0},
-    [19] = {"IQ1_S", 0, 0, 0, 0, 0, 0},
-    [20] = {"IQ4_NL", 0, 0, 0, 0, 0, 0},
-    [21] = {"IQ3_S", 0, 0, 0, 0, 0, 0},
-    [22] = {"IQ2_S", 0, 0, 0, 0, 0, 0},
-    [23] = {"IQ4_XS", 0, 0, 0, 0, 0, 0},
-    [24] = {"I8", 1, 1, 0, 0, 0, 0},
-    [25] = {"I16", 1, 2, 0, 0, 0, 0},
-    [26] = {"I32", 1, 4, 0, 0, 0, 0},
-    [27] = {"I64", 1, 8, 0, 0, 0, 0},
-    [28] = {"F64", 1, 8, 0, 0, 0, 0},
-    [29] = {"IQ1_M", 0, 0, 0, 0, 0, 0},
-    [30] = {"BF16", 1, 2, 0, 1, 1, 1},
-    [31] = {"Q4_0_4_4", 0, 0, 1, 0, 0, 0},
-    [32] = {"Q4_0_4_8", 0, 0, 1, 0, 0, 0},
-    [33] = {"Q4_0_8_8", 0, 0, 1, 0, 0, 0},
-    [34] = {"TQ1_0", 0, 0, 0, 0, 0, 0},
-    [35] = {"TQ2_0", 0, 0, 0, 0, 0, 0},
-    [36] = {"IQ4_NL_4_4", 0, 0, 1, 0, 0, 0},
-    [37] = {"IQ4_NL_4_8", 0, 0, 1, 0, 0, 0},
-    [38] = {"IQ4_NL_8_8", 0, 0, 1, 0, 0, 0},
-    [39] = {"MXFP4", 0, 0, 0, 0, 0, 0},
+    [TP_TYPE_F32] = {.name = "F32", SCALAR(4), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_F16] = {.name = "F16", SCALAR(2), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q4_0] = {.name = "Q4_0", BLOCK(32, tp_block_q4_0), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q4_1] = {.name = "Q4_1", BLOCK(32, tp_block_q4_1), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [4] = {.name = "Q4_2", .retired = 1},
+    [5] = {.name = "Q4_3", .retired = 1},
+    [TP_TYPE_Q5_0] = {.name = "Q5_0", BLOCK(32, tp_block_q5_0), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q5_1] = {.name = "Q5_1", BLOCK(32, tp_block_q5_1), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q8_0] = {.name = "Q8_0", BLOCK(32, tp_block_q8_0), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q8_1] = {.name = "Q8_1", BLOCK(32, tp_block_q8_1)},
+    [TP_TYPE_Q2_K] = {.name = "Q2_K", BLOCK(256, tp_block_q2_k), CAN_DEQ, CAN_EXEC},
+    [TP_TYPE_Q3_K] = {.name = "Q3_K", BLOCK(256, tp_block_q3_k), CAN_DEQ, CAN_EXEC},
+    [TP_TYPE_Q4_K] = {.name = "Q4_K", BLOCK(256, tp_block_q4_k), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q5_K] = {.name = "Q5_K", BLOCK(256, tp_block_q5_k), CAN_DEQ, CAN_EXEC},
+    [TP_TYPE_Q6_K] = {.name = "Q6_K", BLOCK(256, tp_block_q6_k), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [TP_TYPE_Q8_K] = {.name = "Q8_K", BLOCK(256, tp_block_q8_k)},
+    [16] = {.name = "IQ2_XXS"},
+    [17] = {.name = "IQ2_XS"},
+    [18] = {.name = "IQ3_XXS"},
+    [19] = {.name = "IQ1_S"},
+    [20] = {.name = "IQ4_NL"},
+    [21] = {.name = "IQ3_S"},
+    [22] = {.name = "IQ2_S"},
+    [23] = {.name = "IQ4_XS"},
+    [TP_TYPE_I8] = {.name = "I8", SCALAR(1)},
+    [TP_TYPE_I16] = {.name = "I16", SCALAR(2)},
+    [TP_TYPE_I32] = {.name = "I32", SCALAR(4)},
+    [TP_TYPE_I64] = {.name = "I64", SCALAR(8)},
+    [TP_TYPE_F64] = {.name = "F64", SCALAR(8)},
+    [29] = {.name = "IQ1_M"},
+    [TP_TYPE_BF16] = {.name = "BF16", SCALAR(2), CAN_DEQ, CAN_QUANT, CAN_EXEC},
+    [31] = {.name = "Q4_0_4_4", .retired = 1},
+    [32] = {.name = "Q4_0_4_8", .retired = 1},
+    [33] = {.name = "Q4_0_8_8", .retired = 1},
+    [34] = {.name = "TQ1_0"},
+    [35] = {.name = "TQ2_0"},
+    [36] = {.name = "IQ4_NL_4_4", .retired = 1},
+    [37] = {.name = "IQ4_NL_4_8", .retired = 1},
+    [38] = {.name = "IQ4_NL_8_8", .retired = 1},
+    [39] = {.name = "MXFP4"},
 };
 
 const tp_type_info *tp_type_get(uint32_t id)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend/quant_blocks.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 
@@ -41,9 +42,10 @@ static void deq_bf16(const uint8_t *src, float *dst, size_t n)
 
 static void deq_q4_0(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 18, dst += 32) {
-        float d = tp_half_to_float(tp_rd_u16(src));
-        const uint8_t *qs = src + 2;
+    const tp_block_q4_0 *blk = (const tp_block_q4_0 *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 32) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        const uint8_t *qs = blk->qs;
         for (int j = 0; j < 16; j++) {
             dst[j] = (float)((qs[j] & 15) - 8) * d;
             dst[j + 16] = (float)((qs[j] >> 4) - 8) * d;
@@ -53,10 +55,11 @@ static void deq_q4_0(const uint8_t *src, float *dst, size_t n)
 
 static void deq_q4_1(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 20, dst += 32) {
-        float d = tp_half_to_float(tp_rd_u16(src));
-        float m = tp_half_to_float(tp_rd_u16(src + 2));
-        const uint8_t *qs = src + 4;
+    const tp_block_q4_1 *blk = (const tp_block_q4_1 *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 32) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        float m = tp_half_to_float(tp_rd_u16(blk->m));
+        const uint8_t *qs = blk->qs;
         for (int j = 0; j < 16; j++) {
             dst[j] = (float)(qs[j] & 15) * d + m;
             dst[j + 16] = (float)(qs[j] >> 4) * d + m;
@@ -66,10 +69,11 @@ static void deq_q4_1(const uint8_t *src, float *dst, size_t n)
 
 static void deq_q5_0(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 22, dst += 32) {
-        float d = tp_half_to_float(tp_rd_u16(src));
-        uint32_t h = tp_rd_u32(src + 2);
-        const uint8_t *qs = src + 6;
+    const tp_block_q5_0 *blk = (const tp_block_q5_0 *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 32) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        uint32_t h = tp_rd_u32(blk->qh);
+        const uint8_t *qs = blk->qs;
         for (int j = 0; j < 16; j++) {
             int lo = (int)((qs[j] & 15u) | ((h >> j) & 1u) << 4);
             int hi = (int)((qs[j] >> 4) | ((h >> (j + 16)) & 1u) << 4);
@@ -81,11 +85,12 @@ static void deq_q5_0(const uint8_t *src, float *dst, size_t n)
 
 static void deq_q5_1(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 24, dst += 32) {
-        float d = tp_half_to_float(tp_rd_u16(src));
-        float m = tp_half_to_float(tp_rd_u16(src + 2));
-        uint32_t h = tp_rd_u32(src + 4);
-        const uint8_t *qs = src + 8;
+    const tp_block_q5_1 *blk = (const tp_block_q5_1 *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 32) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        float m = tp_half_to_float(tp_rd_u16(blk->m));
+        uint32_t h = tp_rd_u32(blk->qh);
+        const uint8_t *qs = blk->qs;
         for (int j = 0; j < 16; j++) {
             unsigned lo = (qs[j] & 15u) | ((h >> j) & 1u) << 4;
             unsigned hi = (qs[j] >> 4) | ((h >> (j + 16)) & 1u) << 4;
@@ -97,9 +102,10 @@ static void deq_q5_1(const uint8_t *src, float *dst, size_t n)
 
 static void deq_q8_0(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 34, dst += 32) {
-        float d = tp_half_to_float(tp_rd_u16(src));
-        const int8_t *qs = (const int8_t *)(const void *)(src + 2);
+    const tp_block_q8_0 *blk = (const tp_block_q8_0 *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 32) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        const int8_t *qs = blk->qs;
         for (int j = 0; j < 32; j++)
             dst[j] = (float)qs[j] * d;
     }
@@ -108,10 +114,11 @@ static void deq_q8_0(const uint8_t *src, float *dst, size_t n)
 /* Q2_K: 16 sub-blocks of 16; scales[s] holds the 4-bit scale (low) and min (high). */
 static void deq_q2_k(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 84, dst += 256) {
-        const uint8_t *sc = src, *qs = src + 16;
-        float d = tp_half_to_float(tp_rd_u16(src + 80));
-        float dmin = tp_half_to_float(tp_rd_u16(src + 82));
+    const tp_block_q2_k *blk = (const tp_block_q2_k *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 256) {
+        const uint8_t *sc = blk->scales, *qs = blk->qs;
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
+        float dmin = tp_half_to_float(tp_rd_u16(blk->dmin));
         for (int half = 0; half < 2; half++) {
             const uint8_t *q = qs + 32 * half;
             for (int j = 0; j < 4; j++) {
@@ -127,25 +134,14 @@ static void deq_q2_k(const uint8_t *src, float *dst, size_t n)
     }
 }
 
-/* The sixteen 6-bit Q3_K scales (before the -32): low nibbles from bytes 0-7, the top two
- * bits from bytes 8-11 (docs/quant.md). */
-static void q3_k_scales(const uint8_t s[12], int out[16])
-{
-    for (int k = 0; k < 4; k++) {
-        out[k] = (s[k] & 15) | ((s[8 + k] >> 0) & 3) << 4;
-        out[4 + k] = (s[4 + k] & 15) | ((s[8 + k] >> 2) & 3) << 4;
-        out[8 + k] = (s[k] >> 4) | ((s[8 + k] >> 4) & 3) << 4;
-        out[12 + k] = (s[4 + k] >> 4) | ((s[8 + k] >> 6) & 3) << 4;
-    }
-}
-
 static void deq_q3_k(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 110, dst += 256) {
-        const uint8_t *hm = src, *qs = src + 32;
-        float d = tp_half_to_float(tp_rd_u16(src + 108));
+    const tp_block_q3_k *blk = (const tp_block_q3_k *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 256) {
+        const uint8_t *hm = blk->hmask, *qs = blk->qs;
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
         int sc[16];
-        q3_k_scales(src + 96, sc);
+        tp_q3_k_scales(blk->scales, sc);
         for (int half = 0; half < 2; half++) {
             const uint8_t *q = qs + 32 * half;
             for (int j = 0; j < 4; j++) {
@@ -165,16 +161,18 @@ static void deq_q3_k(const uint8_t *src, float *dst, size_t n)
     }
 }
 
-/* Q4_K and Q5_K share everything but the fifth bit (qh NULL for Q4_K). */
-static void deq_k45_block(const uint8_t *blk, const uint8_t *qh, const uint8_t *qs, float *y)
+/* Q4_K and Q5_K share everything but the fifth bit (qh NULL for Q4_K): d, dmin and the
+ * scales are the first 16 bytes of both layouts. */
+static void deq_k45_block(const uint8_t dd[2], const uint8_t dm[2], const uint8_t scales[12],
+                          const uint8_t *qh, const uint8_t *qs, float *y)
 {
-    float d = tp_half_to_float(tp_rd_u16(blk));
-    float dmin = tp_half_to_float(tp_rd_u16(blk + 2));
+    float d = tp_half_to_float(tp_rd_u16(dd));
+    float dmin = tp_half_to_float(tp_rd_u16(dm));
     for (int c = 0; c < 4; c++) {
         unsigned sc, m;
-        tp_k4_scale_min(blk + 4, 2 * c, &sc, &m);
+        tp_k4_scale_min(scales, 2 * c, &sc, &m);
         float d1 = d * (float)sc, m1 = dmin * (float)m;
-        tp_k4_scale_min(blk + 4, 2 * c + 1, &sc, &m);
+        tp_k4_scale_min(scales, 2 * c + 1, &sc, &m);
         float d2 = d * (float)sc, m2 = dmin * (float)m;
         const uint8_t *q = qs + 32 * c;
         for (int l = 0; l < 32; l++) {
@@ -191,23 +189,26 @@ static void deq_k45_block(const uint8_t *blk, const uint8_t *qh, const uint8_t *
 
 static void deq_q4_k(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 144, dst += 256)
-        deq_k45_block(src, NULL, src + 16, dst);
+    const tp_block_q4_k *blk = (const tp_block_q4_k *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 256)
+        deq_k45_block(blk->d, blk->dmin, blk->scales, NULL, blk->qs, dst);
 }
 
 static void deq_q5_k(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 176, dst += 256)
-        deq_k45_block(src, src + 16, src + 48, dst);
+    const tp_block_q5_k *blk = (const tp_block_q5_k *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 256)
+        deq_k45_block(blk->d, blk->dmin, blk->scales, blk->qh, blk->qs, dst);
 }
 
 static void deq_q6_k(const uint8_t *src, float *dst, size_t n)
 {
-    for (size_t b = 0; b < n; b++, src += 210, dst += 256) {
-        float d = tp_half_to_float(tp_rd_u16(src + 208));
+    const tp_block_q6_k *blk = (const tp_block_q6_k *)(const void *)src;
+    for (size_t b = 0; b < n; b++, blk++, dst += 256) {
+        float d = tp_half_to_float(tp_rd_u16(blk->d));
         for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = src + 64 * h, *qh = src + 128 + 32 * h;
-            const int8_t *s = (const int8_t *)(const void *)(src + 192 + 8 * h);
+            const uint8_t *ql = blk->ql + 64 * h, *qh = blk->qh + 32 * h;
+            const int8_t *s = blk->scales + 8 * h;
             float *y = dst + 128 * h;
             for (int l = 0; l < 32; l++) {
                 int i = l / 16;

@@ -58,6 +58,18 @@ static inline void tp_k4_scale_min(const uint8_t *s, int j, unsigned *sc, unsign
     }
 }
 
+/* The sixteen 6-bit Q3_K scales (before the -32): low nibbles from bytes 0-7, the top two
+ * bits from bytes 8-11 (docs/quant.md). */
+static inline void tp_q3_k_scales(const uint8_t s[12], int out[16])
+{
+    for (int k = 0; k < 4; k++) {
+        out[k] = (s[k] & 15) | ((s[8 + k] >> 0) & 3) << 4;
+        out[4 + k] = (s[4 + k] & 15) | ((s[8 + k] >> 2) & 3) << 4;
+        out[8 + k] = (s[k] >> 4) | ((s[8 + k] >> 4) & 3) << 4;
+        out[12 + k] = (s[4 + k] >> 4) | ((s[8 + k] >> 6) & 3) << 4;
+    }
+}
+
 /* f16 -> f32 as an inline for the row loops (tp_f16_to_f32 is the exported copy). */
 static inline float tp_half_to_float(uint16_t h)
 {

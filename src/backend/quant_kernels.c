@@ -1,45 +1,89 @@
-/* Typed mat-mul and row gather: weights stay in their own type and are dequantized one row at
- * a time into a per-thread scratch (docs/quant.md section 5). The dot products follow the
- * summation order of tp_kernel_mul_mat (src/backend/kernels.c): eight lanes over blocks of
- * eight, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), then the tail in index order. */
+/* Typed mat-mul and row gather: weights stay in their own type and are read where they lie
+ * (docs/quant.md section 5). Each weight row meets up to four token rows at a time through the
+ * row dot products of backend/qdot.h: block types against the tokens rounded to 16-bit groups,
+ * F32 / F16 / BF16 against the f32 tokens. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/dot_internal.h"
 #include "backend/parallel.h"
+#include "backend/qdot.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
 
+/* Token rows are taken in blocks of this many, so their slab stays in cache while every
+ * weight row of a thread's range streams past it. */
+#define MM_TOKEN_BLOCK 16
+
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
 typedef struct mm_ctx {
-    tp_dequant_fn deq;
+    const tp_qdot_ops *ops;
+    uint32_t type;
+    int blocks; /* a block type: the tokens are rounded (xq, xd, xs) */
     const uint8_t *W;
     size_t row_bytes, n_blocks;
-    int direct; /* rows are aligned f32: read them in place */
     const float *b, *x;
     size_t n_in, n_out, n_tok;
     float *y;
-    float *scratch; /* n_in floats per worker */
+    const int16_t *xq;
+    const float *xd, *xs;
 } mm_ctx;
+
+/* y[t..t+n_x)[r] of one row of a block type. */
+static void mm_block_row(const mm_ctx *c, size_t r, size_t t, int n_x)
+{
+    float out[TP_QDOT_TOKENS];
+    tp_xq xs[TP_QDOT_TOKENS];
+    for (int k = 0; k < n_x; k++) {
+        size_t tk = t + (size_t)k;
+        xs[k].q = c->xq + tk * c->n_in;
+        xs[k].d = c->xd + tk * (c->n_in / TP_QDOT_GROUP);
+        xs[k].s = c->xs + tk * (c->n_in / 16);
+    }
+    c->ops->q[c->type](c->W + r * c->row_bytes, c->n_blocks, xs, n_x, out);
+    for (int k = 0; k < n_x; k++)
+        c->y[(t + (size_t)k) * c->n_out + r] = c->b ? out[k] + c->b[r] : out[k];
+}
+
+/* y[t..t+n_x)[r..r+n_r) of F32 / F16 / BF16 rows. */
+static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x)
+{
+    float out[TP_QDOT_ROWS * TP_QDOT_TOKENS];
+    const float *xs[TP_QDOT_TOKENS];
+    for (int k = 0; k < n_x; k++)
+        xs[k] = c->x + (t + (size_t)k) * c->n_in;
+    int got = c->ops->f[c->type](c->W + r * c->row_bytes, c->row_bytes, n_r, c->n_in, xs, n_x,
+                                 out);
+    for (int i = 0; i < got; i++)
+        for (int k = 0; k < n_x; k++) {
+            float v = out[i * TP_QDOT_TOKENS + k];
+            size_t ri = r + (size_t)i;
+            c->y[(t + (size_t)k) * c->n_out + ri] = c->b ? v + c->b[ri] : v;
+        }
+}
 
 static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
+    (void)worker;
     const mm_ctx *c = ctx;
-    /* no scratch when the rows are read in place: NULL plus an offset is undefined */
-    float *scratch = c->scratch ? c->scratch + (size_t)worker * c->n_in : NULL;
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += TP_DOT_TOKEN_BLOCK) {
-        size_t t1 = t0 + TP_DOT_TOKEN_BLOCK < c->n_tok ? t0 + TP_DOT_TOKEN_BLOCK : c->n_tok;
-        for (size_t r = r0; r < r1; r++) {
-            const uint8_t *src = c->W + r * c->row_bytes;
-            const float *w = scratch;
-            if (c->direct)
-                w = (const float *)(const void *)src;
-            else
-                c->deq(src, scratch, c->n_blocks);
-            dot_tokens(w, c->x, c->b, r, t0, t1, c->n_in, c->n_out, c->y);
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += MM_TOKEN_BLOCK) {
+        size_t t1 = t0 + MM_TOKEN_BLOCK < c->n_tok ? t0 + MM_TOKEN_BLOCK : c->n_tok;
+        if (c->blocks) {
+            for (size_t r = r0; r < r1; r++)
+                for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
+                    mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
+            continue;
+        }
+        /* one token: four rows share nothing but give four independent sums; more tokens:
+         * two rows share each token vector */
+        size_t tile = t1 - t0 == 1 ? 4 : 2;
+        for (size_t r = r0; r < r1; r += tile) {
+            int n_r = r1 - r < tile ? (int)(r1 - r) : (int)tile;
+            for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
+                mm_float_rows(c, r, n_r, t,
+                              t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
         }
     }
 }
@@ -75,26 +119,31 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     TP_TRY(check_weight("mul_mat_typed", type, n_in, n_out, &row_bytes));
     if (n_tok > SIZE_MAX / n_in || n_tok > SIZE_MAX / n_out)
         return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: %zu tokens overflow size_t", n_tok);
-    mm_ctx c = {tp_quant_dequant_fn(type), W, row_bytes, n_in / tp_type_block_elems(type), 0,
-                b, x, n_in, n_out, n_tok, y, NULL};
-    c.direct = type == TP_TYPE_F32 && (uintptr_t)W % _Alignof(float) == 0;
-    /* no more scratch rows than output rows: tp_parallel_for uses no more workers */
-    size_t t = (size_t)tp_parallel_threads(n_threads, (double)n_in * (double)n_out *
-                                                          (double)(n_tok ? n_tok : 1));
-    if (t > n_out)
-        t = n_out;
     if (n_tok == 0)
         return TP_OK;
-    if (!c.direct) {
-        if (t > SIZE_MAX / sizeof(float) / n_in)
-            return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: scratch of %zu rows overflows", t);
-        c.scratch = malloc(t * n_in * sizeof(float));
-        if (!c.scratch)
-            return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu scratch rows of %zu",
-                           t, n_in);
+    const tp_qdot_ops *ops = tp_qdot_ops_current();
+    int blocks = ops->q[type] != NULL;
+    mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
+                n_in, n_out, n_tok, y, NULL, NULL, NULL};
+    void *act = NULL;
+    if (blocks) {
+        size_t n = n_tok * n_in; /* no overflow: n_tok * n_in was checked above */
+        if (n > SIZE_MAX / 4)
+            return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: %zu activations overflow", n);
+        act = malloc(n * sizeof(int16_t) + (n / TP_QDOT_GROUP + n / 16) * sizeof(float));
+        if (!act)
+            return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu rounded activations",
+                           n);
+        float *xd = (float *)act, *xs = xd + n / TP_QDOT_GROUP;
+        int16_t *xq = (int16_t *)(void *)(xs + n / 16);
+        tp_qdot_quantize(x, n_in, n_tok, xq, xd, xs);
+        c.xq = xq;
+        c.xd = xd;
+        c.xs = xs;
     }
-    tp_parallel_for(c.n_out, (int)t, mm_range, &c);
-    free(c.scratch);
+    double work = (double)n_in * (double)n_out * (double)n_tok;
+    tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), mm_range, &c);
+    free(act);
     return TP_OK;
 }
 

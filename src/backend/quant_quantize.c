@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend/quant_blocks.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 
@@ -40,7 +41,7 @@ static float signed_amax(const float *x, int n)
 
 static void quant_q8_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 34) {
+    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q8_0)) {
         float amax = 0.0f;
         for (int j = 0; j < 32; j++)
             amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
@@ -54,7 +55,7 @@ static void quant_q8_0(const float *x, uint8_t *dst, size_t n_blocks)
 
 static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 18) {
+    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q4_0)) {
         float d = signed_amax(x, 32) / -8.0f;
         float id = inverse(d);
         tp_wr_u16(dst, tp_f32_to_f16(d));
@@ -71,7 +72,7 @@ static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
  * q = min(top, trunc((x - min) / d + 0.5)); the fifth bit of element k goes to bit k of qh. */
 static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits)
 {
-    size_t bb = bits == 4 ? 20 : 24;
+    size_t bb = bits == 4 ? sizeof(tp_block_q4_1) : sizeof(tp_block_q5_1);
     int top = (1 << bits) - 1;
     for (size_t b = 0; b < n_blocks; b++, x += 32, dst += bb) {
         float lo = x[0], hi = x[0];
@@ -99,7 +100,7 @@ static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits
 /* Q5_0: as Q4_0 with sixteen levels each side: d = v / -16, q = min(31, trunc(x / d + 16.5)). */
 static void quant_q5_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += 22) {
+    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q5_0)) {
         float d = signed_amax(x, 32) / -16.0f, id = inverse(d);
         tp_wr_u16(dst, tp_f32_to_f16(d));
         uint32_t h = 0;
@@ -244,11 +245,11 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n)
     case TP_TYPE_Q5_1: quant_q41_51(src, out, n / 32, 5); break;
     case TP_TYPE_Q6_K:
         for (size_t b = 0; b < n / 256; b++)
-            quant_q6_k_block(src + 256 * b, out + 210 * b);
+            quant_q6_k_block(src + 256 * b, out + sizeof(tp_block_q6_k) * b);
         break;
     default: /* TP_TYPE_Q4_K, the last quantizable type */
         for (size_t b = 0; b < n / 256; b++)
-            quant_q4_k_block(src + 256 * b, out + 144 * b);
+            quant_q4_k_block(src + 256 * b, out + sizeof(tp_block_q4_k) * b);
         break;
     }
     return TP_OK;

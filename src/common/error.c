@@ -17,6 +17,7 @@ const char *tp_status_name(tp_status status)
     case TP_ERR_NOT_FOUND: return "TP_ERR_NOT_FOUND";
     case TP_ERR_INFEASIBLE: return "TP_ERR_INFEASIBLE";
     case TP_ERR_NOT_FINITE: return "TP_ERR_NOT_FINITE";
+    case TP_ERR_TIMEOUT: return "TP_ERR_TIMEOUT";
     }
     return "TP_ERR_UNKNOWN";
 }

@@ -39,11 +39,11 @@ static tp_status search_and_adopt(const tp_tensor_lifetime *tensors, size_t coun
     if (st != TP_OK)
         return st;
     rep->nodes_explored += xr->nodes;
-    if (xr->found) {
+    if (xr->found || (xr->repaired && xr->arena < *best)) {
         if (count > 0)
             memcpy(offsets, trial, count * sizeof *offsets);
         *best = xr->arena;
-        rep->method = "exact search";
+        rep->method = xr->found ? "exact search" : "exact search, deepest placement repaired";
         rep->strategy = TP_PLAN_EXACT;
     }
     return TP_OK;
@@ -137,6 +137,18 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     return TP_OK;
 }
 
+/* The refusal when the time limit stopped the first greedy pass: nothing in the offsets. */
+static tp_status no_plan_in_time(const tp_plan_options *o, size_t count, size_t *offsets,
+                                 size_t *arena_size)
+{
+    for (size_t i = 0; i < count; i++)
+        offsets[i] = 0;
+    *arena_size = 0;
+    return tp_fail(TP_ERR_TIMEOUT,
+                   "time limit of %g s reached before the first greedy pass completed; no plan",
+                   o->time_limit_seconds);
+}
+
 tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                              const tp_plan_options *options, size_t *offsets,
                              size_t *arena_size, tp_plan_report *report)
@@ -198,6 +210,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
                            peak, offsets, &rep, &best, &have);
     if (st != TP_OK)
         goto out;
+    if (!have && (st = no_plan_in_time(o, count, offsets, arena_size)) != TP_OK)
+        goto out; /* the first greedy pass did not finish: there is no plan to return */
     rep.arena_size = best;
     rep.proven_optimal = best == peak;
 

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The search keeps its recursion on the C stack; this caps the depth. */
-#define EX_MAX_BUFFERS 4096u
+/* Buffers are named by 32-bit indices in the search's lists. */
+#define EX_MAX_BUFFERS (UINT32_MAX - 1u)
 #define EX_ORDERS 9
 #define EX_FIRST_RUN 2000ULL
 #define EX_MAX_OVERLAPS ((size_t)1 << 26)
@@ -54,6 +54,8 @@ typedef struct ex_trail {
     size_t old;
 } ex_trail;
 
+typedef struct ex_frame *ex_frame_ptr;
+
 typedef struct ex {
     size_t m, n_sec;
     ex_buf *b;
@@ -62,6 +64,11 @@ typedef struct ex {
     size_t *floor, *rem;
     size_t *y, *lb, *pos, *best_pos;
     unsigned char *placed;
+    /* The deepest placement the search reached (most buffers placed on one path), kept for
+     * ex_repair when no plan within the limit is found. */
+    size_t depth, deep_depth;
+    size_t *deep_pos;
+    unsigned char *deep_placed;
     ex_trail *trail;
     size_t tn, tcap;
     uint32_t *cand;
@@ -88,6 +95,8 @@ typedef struct ex {
     unsigned long long run_end; /* node count at which the current run gives up (0 = never) */
     int run_out;
     int bl;
+    ex_frame_ptr frames; /* the search's stack (see dfs) */
+    size_t fcap;
     uint32_t *pool; /* the per-node lists of unplaced buffers, a stack */
     size_t pool_n, pool_cap;
     uint64_t rng; /* 0: no perturbation */
@@ -167,6 +176,11 @@ static int place(ex *e, uint32_t c, size_t Y)
     int ok = 1;
     e->placed[c] = 1;
     e->pos[c] = Y;
+    if (++e->depth > e->deep_depth) { /* at most m times a search: O(m^2) in all */
+        e->deep_depth = e->depth;
+        memcpy(e->deep_placed, e->placed, e->m);
+        memcpy(e->deep_pos, e->pos, e->m * sizeof *e->pos);
+    }
     for (size_t s = b->s0; s <= b->s1; s++) {
         if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
             return 0;
@@ -199,6 +213,7 @@ static void unplace(ex *e, uint32_t c)
     for (size_t s = b->s0; s <= b->s1; s++)
         e->rem[s] += b->size;
     e->placed[c] = 0;
+    e->depth--;
 }
 
 static int poll_budget(ex *e)
@@ -425,29 +440,6 @@ static int node_feasible(ex *e, const uint32_t *list, size_t n, size_t ylast, ex
     return ok;
 }
 
-static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, size_t from_n);
-
-/* Independent parts: a failure in one cannot be repaired by choices in another. Solves the
- * parts first..first+parts-1 of the list at pool[at0..at0+n) in turn, then gives the list
- * back its scope. */
-static int solve_parts(ex *e, uint32_t scope, uint32_t first, uint32_t parts, size_t ylast,
-                       size_t at0, size_t n)
-{
-    int r = R_DONE;
-    const uint32_t *list = e->pool + at0;
-    for (uint32_t p = 0; p < parts && r == R_DONE; p++) {
-        size_t count = 0;
-        for (size_t k = 0; k < n; k++)
-            count += e->scope[list[k]] == first + p;
-        r = dfs(e, first + p, count, ylast, at0, n);
-        list = e->pool + at0; /* the pool may have moved */
-    }
-    for (size_t k = 0; k < n; k++)
-        e->scope[list[k]] = scope;
-    e->n_scopes = first;
-    return r;
-}
-
 /* Bottom-left: branch only on the tensors at Y that start in the leftmost section where
  * anything can land at Y (or, mirrored, end in the rightmost); "none of them" is then a
  * decision about that region alone, and the other regions at Y are decided in later
@@ -498,97 +490,228 @@ static void perturb_cands(ex *e, uint32_t *c, size_t nc)
     }
 }
 
-/* Tries each candidate cand[cbase..cbase+nc) at Y in turn, recursing on the rest. A
- * candidate tried and refused is banned from Y for its later siblings. */
-static int try_cands(ex *e, uint32_t scope, size_t left, size_t Y, size_t at0, size_t n,
-                     size_t cbase, size_t nc)
+/* The search runs on an explicit stack of frames, not on the C stack, so its depth (one
+ * frame or three per placement) is bounded by memory only. Three kinds of frame stand for
+ * what were three mutually recursive functions:
+ *  - F_DFS: the unplaced buffers of one scope; nodes one after another, each either splits
+ *    into independent parts (F_PARTS) or branches on the candidates at the lowest landing
+ *    offset Y (F_TRY), and when every candidate fails "none of them at Y" is the next node;
+ *  - F_TRY: each candidate at Y in turn, a child F_DFS for the rest; a candidate tried and
+ *    refused is banned from Y for its later siblings;
+ *  - F_PARTS: the parts one after another; a failure in one cannot be repaired by choices in
+ *    another.
+ * A step either returns a value to its parent (ACT_RETURN, in *r) or asks for a child frame
+ * (ACT_CALL, in *child) and is resumed with the child's value. */
+enum { F_DFS = 0, F_TRY, F_PARTS };
+enum { ACT_RETURN = 0, ACT_CALL };
+
+typedef struct ex_frame {
+    int kind, pc, twin, r;
+    uint32_t scope, first, parts, p, c;
+    size_t left, ylast, from, from_n, at0, n;
+    size_t entry_mark, cbase, pool_mark; /* F_DFS: what to give back when it returns */
+    size_t Y, nc, k, mark;               /* F_TRY (Y also F_DFS: the current node's) */
+} ex_frame;
+
+static ex_frame dfs_frame(uint32_t scope, size_t left, size_t ylast, size_t from,
+                          size_t from_n)
 {
-    int r = R_FAIL;
-    for (size_t k = 0; k < nc; k++) {
-        const uint32_t c = e->cand[cbase + k];
-        const size_t mark = e->tn;
+    ex_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = F_DFS;
+    f.scope = scope;
+    f.left = left;
+    f.ylast = ylast;
+    f.from = from;
+    f.from_n = from_n;
+    return f;
+}
+
+/* The start of a node of an F_DFS frame: ACT_RETURN with *r when the node fails or stops
+ * (no "none of them" to follow), else the child (F_PARTS or F_TRY) that decides it. */
+static int node_begin(ex *e, ex_frame *fr, int *r, ex_frame *child)
+{
+    const uint32_t *list = e->pool + fr->at0;
+    e->nodes++;
+    if (poll_budget(e)) {
+        *r = R_STOP;
+        return ACT_RETURN;
+    }
+    ex_node nd;
+    if (!node_feasible(e, list, fr->n, fr->ylast, &nd) || nd.Y == SIZE_MAX) {
+        *r = R_FAIL; /* no plan below this node */
+        return ACT_RETURN;
+    }
+    uint32_t first = 0;
+    const uint32_t parts = split(e, list, fr->n, &first);
+    memset(child, 0, sizeof *child);
+    child->scope = fr->scope;
+    child->at0 = fr->at0;
+    child->n = fr->n;
+    if (parts > 1) { /* the parts decide this node */
+        child->kind = F_PARTS;
+        child->first = first;
+        child->parts = parts;
+        child->ylast = fr->ylast;
+        child->r = R_DONE;
+        fr->Y = SIZE_MAX;
+        return ACT_CALL;
+    }
+    if (!collect_cands(e, list, fr->n, nd.Y, fr->cbase)) {
+        *r = R_STOP;
+        return ACT_RETURN;
+    }
+    const size_t nc = e->cn - fr->cbase;
+    sort_cands(e, e->cand + fr->cbase, nc);
+    if (e->rng != 0)
+        perturb_cands(e, e->cand + fr->cbase, nc);
+    child->kind = F_TRY;
+    child->left = fr->left;
+    child->Y = nd.Y;
+    child->cbase = fr->cbase;
+    child->nc = nc;
+    child->r = R_FAIL;
+    fr->Y = nd.Y;
+    return ACT_CALL;
+}
+
+static int step_dfs(ex *e, ex_frame *fr, int *r, ex_frame *child)
+{
+    if (fr->pc == 0) { /* entry */
+        if (e->nomem) {
+            *r = R_STOP;
+            return ACT_RETURN;
+        }
+        if (fr->left == 0) {
+            record_part(e);
+            *r = R_DONE;
+            return ACT_RETURN;
+        }
+        fr->entry_mark = e->tn;
+        fr->cbase = e->cn;
+        fr->pool_mark = e->pool_n;
+        if (!gather_scope(e, fr->scope, fr->left, fr->from, fr->from_n, &fr->at0, &fr->n)) {
+            *r = R_STOP;
+            return ACT_RETURN;
+        }
+        fr->pc = 1;
+    } else { /* a child decided the node: *r is its value */
+        e->cn = fr->cbase;
+        if (*r == R_FAIL && fr->Y != SIZE_MAX) {
+            fr->ylast = fr->Y; /* none of them at Y: every candidate is now banned from Y */
+            fr->pc = 1;
+        } else {
+            fr->pc = 2;
+        }
+    }
+    if (fr->pc == 1 && node_begin(e, fr, r, child) == ACT_CALL)
+        return ACT_CALL;
+    undo_to(e, fr->entry_mark);
+    e->cn = fr->cbase;
+    e->pool_n = fr->pool_mark;
+    return ACT_RETURN;
+}
+
+static int step_try(ex *e, ex_frame *fr, int *r, ex_frame *child)
+{
+    if (fr->pc == 1) { /* back from the child of candidate k */
+        fr->r = *r;
+        undo_to(e, fr->mark);
+        if (!fr->twin)
+            unplace(e, fr->c);
+        if (fr->r != R_FAIL) {
+            *r = fr->r;
+            return ACT_RETURN;
+        }
+        /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
+        if (!trail_push(e, TR_LB, fr->c, e->lb[fr->c])) {
+            *r = R_STOP;
+            return ACT_RETURN;
+        }
+        e->lb[fr->c] = fr->Y + 1;
+        fr->k++;
+    }
+    for (; fr->k < fr->nc; fr->k++) {
+        const uint32_t c = e->cand[fr->cbase + fr->k];
+        fr->c = c;
+        fr->mark = e->tn;
         /* A twin of a candidate that already failed here (same sections, same size) leads
          * to the same subtree with one more ban: skip it, banned like the others. */
         int twin = 0;
-        for (size_t j = 0; j < k && !twin; j++) {
-            const ex_buf *a = &e->b[e->cand[cbase + j]], *b = &e->b[c];
+        for (size_t j = 0; j < fr->k && !twin; j++) {
+            const ex_buf *a = &e->b[e->cand[fr->cbase + j]], *b = &e->b[c];
             twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
         }
-        if (!twin && place(e, c, Y))
-            r = dfs(e, scope, left - 1, Y, at0, n);
-        undo_to(e, mark);
+        fr->twin = twin;
+        if (!twin && place(e, c, fr->Y)) {
+            *child = dfs_frame(fr->scope, fr->left - 1, fr->Y, fr->at0, fr->n);
+            fr->pc = 1;
+            return ACT_CALL;
+        }
+        undo_to(e, fr->mark);
         if (!twin)
             unplace(e, c);
-        if (r != R_FAIL)
-            return r;
-        /* tried at Y: later siblings may not put it at Y again (same plan, other order) */
-        if (!trail_push(e, TR_LB, c, e->lb[c]))
-            return R_STOP;
-        e->lb[c] = Y + 1;
+        if (!trail_push(e, TR_LB, c, e->lb[c])) {
+            *r = R_STOP;
+            return ACT_RETURN;
+        }
+        e->lb[c] = fr->Y + 1;
     }
-    return R_FAIL;
+    *r = R_FAIL;
+    return ACT_RETURN;
 }
 
-/* One node of the search at the list pool[at0..at0+n); returns R_FAIL with *next_ylast set
- * when every candidate at the lowest offset Y failed, so that the caller goes on with "none
- * of them at Y". */
-static int dfs_node(ex *e, uint32_t scope, size_t left, size_t ylast, size_t at0, size_t n,
-                    size_t *next_ylast)
+static int step_parts(ex *e, ex_frame *fr, int *r, ex_frame *child)
 {
-    const uint32_t *list = e->pool + at0;
-    const size_t cbase = e->cn;
-    *next_ylast = SIZE_MAX;
-    e->nodes++;
-    if (poll_budget(e))
-        return R_STOP;
-    ex_node nd;
-    if (!node_feasible(e, list, n, ylast, &nd) || nd.Y == SIZE_MAX)
-        return R_FAIL; /* no plan below this node */
-    uint32_t first = 0;
-    uint32_t parts = split(e, list, n, &first);
-    if (parts > 1) /* the parts decide this node */
-        return solve_parts(e, scope, first, parts, ylast, at0, n);
-    if (!collect_cands(e, list, n, nd.Y, cbase))
-        return R_STOP;
-    const size_t nc = e->cn - cbase;
-    sort_cands(e, e->cand + cbase, nc);
-    if (e->rng != 0)
-        perturb_cands(e, e->cand + cbase, nc);
-    int r = try_cands(e, scope, left, nd.Y, at0, n, cbase, nc);
-    e->cn = cbase;
-    *next_ylast = nd.Y; /* none of them at Y: every candidate is now banned from Y */
-    return r;
+    if (fr->pc == 1)
+        fr->r = *r;
+    const uint32_t *list = e->pool + fr->at0; /* the pool may have moved */
+    if (fr->p < fr->parts && fr->r == R_DONE) {
+        const uint32_t part = fr->first + fr->p;
+        size_t count = 0;
+        for (size_t k = 0; k < fr->n; k++)
+            count += e->scope[list[k]] == part;
+        *child = dfs_frame(part, count, fr->ylast, fr->at0, fr->n);
+        fr->p++;
+        fr->pc = 1;
+        return ACT_CALL;
+    }
+    for (size_t k = 0; k < fr->n; k++)
+        e->scope[list[k]] = fr->scope;
+    e->n_scopes = fr->first;
+    *r = fr->r;
+    return ACT_RETURN;
 }
 
 /* Decision search over the unplaced buffers of `scope` (`left` of them, all found in the pool
  * list from `from`, `from_n` entries long, in order of first section), all future offsets at
- * least ylast. The "none of them at Y" branch is the last of a node, so it is a loop here: the
- * stack grows with placements only. */
+ * least ylast: R_DONE (a plan, in e->sol), R_FAIL (none exists), R_STOP (budget, time or
+ * memory). */
 static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, size_t from_n)
 {
-    if (e->nomem)
+    size_t sp = 0;
+    if (TP_GROW(&e->frames, &e->fcap, 1) != TP_OK) {
+        e->nomem = 1;
         return R_STOP;
-    if (left == 0) {
-        record_part(e);
-        return R_DONE;
     }
-    const size_t entry_mark = e->tn;
-    const size_t cbase = e->cn;
-    const size_t pool_mark = e->pool_n;
-    size_t at0, n;
-    if (!gather_scope(e, scope, left, from, from_n, &at0, &n))
-        return R_STOP;
-    int r;
-    for (;;) {
-        size_t next = SIZE_MAX;
-        r = dfs_node(e, scope, left, ylast, at0, n, &next);
-        if (r != R_FAIL || next == SIZE_MAX)
-            break;
-        ylast = next;
+    e->frames[sp++] = dfs_frame(scope, left, ylast, from, from_n);
+    int r = R_FAIL;
+    while (sp > 0) {
+        ex_frame *fr = &e->frames[sp - 1], child;
+        const int act = fr->kind == F_DFS  ? step_dfs(e, fr, &r, &child)
+                        : fr->kind == F_TRY ? step_try(e, fr, &r, &child)
+                                            : step_parts(e, fr, &r, &child);
+        if (act == ACT_RETURN) {
+            sp--;
+            continue;
+        }
+        if (TP_GROW(&e->frames, &e->fcap, sp + 1) != TP_OK) {
+            e->nomem = 1;
+            r = R_STOP; /* the child stops at once: its parent resumes with that */
+            continue;
+        }
+        e->frames[sp++] = child;
     }
-    undo_to(e, entry_mark);
-    e->cn = cbase;
-    e->pool_n = pool_mark;
     return r;
 }
 
@@ -636,12 +759,15 @@ static void ex_free(ex *e)
     free(e->pos);
     free(e->best_pos);
     free(e->placed);
+    free(e->deep_placed);
+    free(e->deep_pos);
     free(e->trail);
     free(e->cand);
     free(e->scope);
     free(e->by_s0);
     free(e->minv);
     free(e->pool);
+    free(e->frames);
     free(e->at);
     free(e->min2);
     free(e->sum2);
@@ -682,6 +808,10 @@ static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t cou
     e->pos = calloc(m, sizeof *e->pos);
     e->best_pos = calloc(m, sizeof *e->best_pos);
     e->placed = calloc(m, 1);
+    e->deep_placed = calloc(m, 1);
+    e->deep_pos = calloc(m, sizeof *e->deep_pos);
+    if (e->deep_placed == NULL || e->deep_pos == NULL)
+        return SETUP_NOMEM;
     e->ov_start = calloc(m + 1, sizeof *e->ov_start);
     e->scope = calloc(m, sizeof *e->scope);
     e->by_s0 = malloc(m * sizeof *e->by_s0);
@@ -894,6 +1024,95 @@ static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t
     return ex_decide(e, complete);
 }
 
+/* A buffer left out of the deepest placement; sorted larger first, then by index. */
+typedef struct repair_item {
+    size_t size;
+    uint32_t i;
+} repair_item;
+
+static int repair_larger_first(const void *pa, const void *pb)
+{
+    const repair_item *a = pa, *b = pb;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static int by_pos_start(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The lowest offset (a multiple of align) at which size bytes clear every interval
+ * iv[0..n) = {start, end} (sorted here); SIZE_MAX when it would overflow. */
+static size_t first_fit(size_t (*iv)[2], size_t n, size_t size, size_t align)
+{
+    qsort(iv, n, sizeof *iv, by_pos_start);
+    size_t y = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (iv[k][1] <= y)
+            continue;
+        if (iv[k][0] >= y && iv[k][0] - y >= size)
+            break;
+        y = round_up(iv[k][1], align);
+        if (y < iv[k][1])
+            return SIZE_MAX;
+    }
+    return y > SIZE_MAX - size ? SIZE_MAX : y;
+}
+
+/* When the search found no plan within its limit: the deepest placement it reached, with
+ * the buffers it left out placed one by one (larger first) at the lowest offset clear of
+ * every placed buffer they meet. *arena receives the plan's top (SIZE_MAX: no plan), pos_out
+ * the positions. Sharing no byte with a buffer it meets holds by construction. It costs up
+ * to O(m^2 log m) on dense problems, so past the time limit it gets a grace of 20 ms, after
+ * which it gives up (no plan). Returns 0 when out of memory. */
+#define EX_REPAIR_GRACE 0.02
+static int ex_repair(ex *e, size_t *pos_out, size_t *arena)
+{
+    const size_t m = e->m;
+    *arena = SIZE_MAX;
+    repair_item *rest = malloc(m * sizeof *rest);
+    unsigned char *have = malloc(m);
+    size_t (*iv)[2] = malloc(m * sizeof *iv);
+    int ok = rest != NULL && have != NULL && iv != NULL;
+    size_t n_rest = 0, top = 0;
+    if (ok) {
+        memcpy(have, e->deep_placed, m);
+        memcpy(pos_out, e->deep_pos, m * sizeof *pos_out);
+        for (uint32_t i = 0; i < m; i++)
+            if (!have[i])
+                rest[n_rest++] = (repair_item){ e->b[i].size, i };
+        qsort(rest, n_rest, sizeof *rest, repair_larger_first);
+    }
+    for (size_t r = 0; ok && r < n_rest; r++) {
+        if ((r & 31u) == 31u && e->deadline > 0 &&
+            tp_clock_seconds() > e->deadline + EX_REPAIR_GRACE) {
+            ok = 0; /* no plan: the time is up */
+            break;
+        }
+        const uint32_t c = rest[r].i;
+        size_t n = 0;
+        for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)
+            if (have[e->ov[k]]) {
+                iv[n][0] = pos_out[e->ov[k]];
+                iv[n++][1] = pos_out[e->ov[k]] + e->b[e->ov[k]].size;
+            }
+        pos_out[c] = first_fit(iv, n, e->b[c].size, e->b[c].align);
+        ok = pos_out[c] != SIZE_MAX;
+        have[c] = 1;
+    }
+    for (size_t i = 0; ok && i < m; i++)
+        top = pos_out[i] + e->b[i].size > top ? pos_out[i] + e->b[i].size : top;
+    if (ok)
+        *arena = top;
+    free(rest);
+    free(have);
+    free(iv);
+    return rest != NULL && have != NULL && iv != NULL;
+}
+
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result)
@@ -910,7 +1129,7 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
         return TP_OK;
     }
     if (m > EX_MAX_BUFFERS) {
-        /* too deep for this search: report that nothing was explored */
+        /* too many to name: report that nothing was explored */
         return TP_OK;
     }
     ex e;
@@ -930,7 +1149,17 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     result->timed_out = e.timed_out;
     result->complete = complete;
     result->nodes = e.nodes;
-    if (e.found) {
+    size_t repaired = SIZE_MAX;
+    if (!e.found && e.deep_depth > 0 && !ex_repair(&e, e.best_pos, &repaired)) {
+        ex_free(&e);
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+    }
+    if (!e.found && repaired != SIZE_MAX &&
+        (params->known_best == 0 || repaired < params->known_best)) {
+        result->repaired = 1;
+        result->arena = repaired;
+    }
+    if (e.found || result->repaired) {
         for (size_t i = 0; i < count; i++)
             offsets[i] = 0;
         for (size_t k = 0; k < m; k++)

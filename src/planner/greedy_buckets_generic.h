@@ -202,9 +202,9 @@ static tp_status bk_place(const tp_tensor_lifetime *tensors, const size_t *order
     for (size_t k = 0; k < n_order && st == TP_OK; k++) {
         const size_t id = order[k], size = tensors[id].size;
         const uint32_t lo = (uint32_t)r->lo[k], hi = (uint32_t)r->hi[k];
-        if (ticker != NULL && (k & 1023u) == 1023u && tp_clock_seconds() - last_tick >= 0.1) {
-            ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_clock_seconds();
+        if ((k & 255u) == 255u && tp_ticker_poll(ticker, k, n_order, &last_tick)) {
+            st = tp_greedy_timeout(k, n_order);
+            break;
         }
         if (k + 2 * BK_AHEAD < n_order)
             bk_prefetch_heads(tensors, order, r, s.head, shift, k + 2 * BK_AHEAD);

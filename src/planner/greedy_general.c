@@ -263,8 +263,10 @@ static tp_i128 choose_offset(forbid *f, size_t nf, size_t align, tp_gap_rule rul
 }
 
 tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, const size_t *order,
-                           size_t n_order, tp_gap_rule rule, size_t *offsets, size_t *arena)
+                           size_t n_order, tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                           size_t *offsets, size_t *arena)
 {
+    double last_tick = ticker != NULL ? tp_clock_seconds() : 0;
     for (size_t i = 0; i < g->count; i++)
         offsets[i] = 0;
     *arena = 0;
@@ -273,6 +275,10 @@ tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, con
     tp_status st = TP_OK;
     for (size_t k = 0; k < n_order && st == TP_OK; k++) {
         const size_t x = order[k];
+        if ((k & 63u) == 63u && tp_ticker_poll(ticker, k, n_order, &last_tick)) {
+            st = tp_greedy_timeout(k, n_order);
+            break;
+        }
         size_t nf = 0;
         for (size_t p = 0; p < k; p++) {
             const size_t i = order[p];
@@ -299,6 +305,11 @@ tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, con
             *arena = offsets[x] + t[x].size;
     }
     free(f);
+    if (st != TP_OK) {
+        for (size_t i = 0; i < g->count; i++)
+            offsets[i] = 0;
+        *arena = 0;
+    }
     return st;
 }
 

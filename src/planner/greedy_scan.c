@@ -30,7 +30,6 @@
 
 #include "common/error.h"
 #include "common/clock.h"
-#include "common/cpu_count.h"
 #include "common/grow.h"
 
 #include <pthread.h>
@@ -104,6 +103,11 @@ typedef struct scan {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     _Atomic int sleepers;
+    /* Over the current window of queries: seconds the calling thread spent on its own part
+     * and waiting for the helpers (see note_wait). */
+    double own_s, wait_s;
+    unsigned window;
+    int fold; /* scan_fold after this query */
 } scan;
 
 static void clear_slots(chunk *c, uint32_t from, uint32_t to)
@@ -413,7 +417,7 @@ static void worker_turn(scan *s, worker *w)
  * whoever changes go, done or quit wakes the sleepers. The sleeper counts itself before its
  * last look at the counters and the waker looks at the count after changing them (both
  * sequentially consistent), so a wake-up cannot be missed. */
-#define SPINS 2000
+#define SPINS 256
 
 static void wake_sleepers(scan *s)
 {
@@ -590,7 +594,7 @@ unsigned tp_scan_default_threads(size_t n_order)
 {
     if (n_order < TP_SCAN_THREADS_FROM)
         return 1;
-    const unsigned cpus = tp_cpu_count();
+    const unsigned cpus = tp_planner_cpus();
     return cpus > MAX_THREADS ? MAX_THREADS : cpus;
 }
 
@@ -650,6 +654,55 @@ static void scan_finish(scan *s)
     pthread_cond_destroy(&s->wake);
 }
 
+/* Moves every helper's chunks to the calling thread, which then scans alone, and lets the
+ * helpers end. Between queries only (every helper waits, nothing is pending). The chunks stay
+ * in address order, so the plan is the same. Returns 0 (nothing changed) when the list of
+ * chunks cannot grow. */
+static int scan_fold(scan *s)
+{
+    worker *w0 = &s->w[0];
+    size_t total = w0->n;
+    for (unsigned t = 1; t < s->threads; t++)
+        total += s->w[t].n;
+    if (TP_GROW(&w0->chunks, &w0->cap, total + 1) != TP_OK)
+        return 0;
+    for (unsigned t = 1; t < s->threads; t++) {
+        worker *w = &s->w[t];
+        if (w->n > 0)
+            memcpy(w0->chunks + w0->n, w->chunks, w->n * sizeof *w->chunks);
+        w0->n += w->n;
+        w0->tensors += w->tensors;
+        w->n = 0;
+        w->tensors = 0;
+        w->b_max = 0;
+    }
+    worker_bound(w0);
+    s->threads = 1;
+    atomic_store(&s->quit, 1);
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    return 1;
+}
+
+/* Helpers that run beside the calling thread finish about when it finishes its own part. If
+ * over a window of queries it waits for them longer than it works (they are not scheduled:
+ * the processors are busy with other work, or the process has fewer of them than threads),
+ * sharing costs more than it gives, and the calling thread takes every part. */
+#define FOLD_WINDOW 128
+
+static void note_wait(scan *s, double t0, double t1, double t2)
+{
+    s->own_s += t1 - t0;
+    s->wait_s += t2 - t1;
+    if (++s->window < FOLD_WINDOW)
+        return;
+    if (s->wait_s > s->own_s)
+        s->fold = 1;
+    s->window = 0;
+    s->own_s = s->wait_s = 0;
+}
+
 /* Runs the query s->q on every worker (the calling thread is worker 0) and settles it:
  * returns the start of the chosen gap, or where the union ends when no gap fits, in *from.
  * Returns 0 when a worker could not allocate. */
@@ -660,20 +713,28 @@ static inline int scan_query(scan *s, uint32_t *from)
         s->w[t].in_bound = bound;
         bound = s->w[t].b_max > bound ? s->w[t].b_max : bound;
     }
+    const double t0 = s->threads > 1 ? tp_clock_seconds() : 0;
     if (s->threads > 1) {
         atomic_store(&s->done, 0);
         atomic_fetch_add(&s->go, 1);
         wake_sleepers(s);
     }
     worker_turn(s, &s->w[0]);
-    if (s->threads > 1)
+    if (s->threads > 1) {
+        const double t1 = tp_clock_seconds();
         wait_for(s, &s->done, s->threads - 1, 0);
+        note_wait(s, t0, t1, tp_clock_seconds());
+    }
     for (unsigned t = 0; t < s->threads; t++)
         if (s->w[t].failed)
             return 0;
     uint32_t gap, start;
     const uint32_t end = settle(s, &gap, &start);
     *from = start != UINT32_MAX ? start : end;
+    if (s->fold) {
+        s->fold = 0;
+        (void)scan_fold(s); /* if the list cannot grow, the helpers go on */
+    }
     return 1;
 }
 
@@ -704,10 +765,8 @@ static tp_status scan_place_all(scan *s, const tp_tensor_lifetime *tensors, cons
     for (size_t k = 0; k < n_order; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 255u) == 255u && tp_clock_seconds() - last_tick >= 0.1) {
-            ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_clock_seconds();
-        }
+        if ((k & 255u) == 255u && tp_ticker_poll(ticker, k, n_order, &last_tick))
+            return tp_greedy_timeout(k, n_order);
         if (size > limit) {
             *declined = 1;
             return TP_OK;

@@ -163,19 +163,62 @@ tp_status tp_buckets_pay_off(const tp_tensor_lifetime *tensors, const size_t *or
     return buckets_pay_off_live(ranks, n_order, live, shape, est);
 }
 
-/* The scan where it pays, else the buckets where their estimate beats the tree's model, else
+/* The address-ordered scan with sizes and addresses counted in units of `granule` (a factor
+ * of every offset, tp_size_granule): 32-bit addresses then reach 4 GiB times the granule. */
+static tp_status scan_place_scaled(const tp_tensor_lifetime *tensors, size_t count,
+                                   const size_t *order, size_t n_order, size_t granule,
+                                   size_t scan_align, tp_gap_rule rule,
+                                   const tp_greedy_ticker *ticker, unsigned threads,
+                                   size_t *offsets, size_t *arena_size, int *declined)
+{
+    if (granule == 1)
+        return tp_scan_place(tensors, count, order, n_order, scan_align, rule, ticker, threads,
+                             TP_SCAN_AUTO, offsets, arena_size, declined);
+    /* scaled addresses stay below 2^32, so granule * 2^32 must fit in size_t */
+    if (granule > SIZE_MAX >> 32 || count > SIZE_MAX / sizeof(tp_tensor_lifetime)) {
+        *declined = 1;
+        return TP_OK;
+    }
+    tp_tensor_lifetime *scaled = malloc((count ? count : 1) * sizeof *scaled);
+    if (scaled == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
+    for (size_t i = 0; i < count; i++) {
+        scaled[i] = tensors[i];
+        scaled[i].size /= granule;
+    }
+    const tp_status st = tp_scan_place(scaled, count, order, n_order, scan_align, rule, ticker,
+                                       threads, TP_SCAN_AUTO, offsets, arena_size, declined);
+    free(scaled);
+    if (st == TP_OK && !*declined) {
+        for (size_t i = 0; i < count; i++)
+            offsets[i] *= granule;
+        *arena_size *= granule;
+    }
+    return st;
+}
+
+/* A clique in O(n); otherwise the scan where it pays, else the buckets where their estimate beats the tree's model, else
  * the tree. */
 tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t count,
                                   const size_t *order, size_t n_order, size_t alignment,
                                   tp_gap_rule rule, const tp_greedy_ticker *ticker,
                                   unsigned threads, size_t *offsets, size_t *arena_size)
 {
+    if (tp_is_clique(tensors, order, n_order))
+        return tp_clique_place(tensors, count, order, n_order, alignment, ticker, offsets,
+                               arena_size);
+    /* more threads than processors to run them only wait for each other */
+    const unsigned cpus = tp_planner_cpus();
+    if (threads > cpus)
+        threads = cpus;
     const double live = n_order > 0 ? mean_live(tensors, order, n_order) : 0;
-    if (scan_pays_off(n_order, live, alignment == 0 ? 1 : alignment, threads)) {
+    size_t scan_align = 1;
+    const size_t granule = tp_size_granule(tensors, order, n_order, alignment, &scan_align);
+    if (scan_pays_off(n_order, live, scan_align, threads)) {
         int declined = 0;
-        const tp_status st = tp_scan_place(tensors, count, order, n_order, alignment, rule,
-                                           ticker, threads, TP_SCAN_AUTO, offsets, arena_size,
-                                           &declined);
+        const tp_status st = scan_place_scaled(tensors, count, order, n_order, granule,
+                                               scan_align, rule, ticker, threads, offsets,
+                                               arena_size, &declined);
         if (st != TP_OK || !declined)
             return st;
     }

@@ -594,9 +594,9 @@ static tp_status greedy_place(const tp_tensor_lifetime *tensors, size_t count,
     for (size_t k = 0; k < n_order && st == TP_OK; k++) {
         const size_t id = order[k];
         const size_t size = tensors[id].size;
-        if (ticker != NULL && (k & 1023u) == 1023u && tp_clock_seconds() - last_tick >= 0.1) {
-            ticker->tick(k, n_order, ticker->user);
-            last_tick = tp_clock_seconds();
+        if ((k & 255u) == 255u && tp_ticker_poll(ticker, k, n_order, &last_tick)) {
+            st = tp_greedy_timeout(k, n_order);
+            break;
         }
         gp_step_nodes(&g, k, n_order);
         size_t offset = 0;

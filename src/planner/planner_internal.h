@@ -6,6 +6,8 @@
 
 #include "tensorplan/planner.h"
 
+#include "common/clock.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,11 +26,34 @@ typedef enum tp_gap_rule {
     TP_GAP_FIRST_FIT     /* lowest fitting gap                                          */
 } tp_gap_rule;
 
-/* Progress of one greedy pass: tick is called from the thread running the pass. */
+/* Progress and deadline of one greedy pass: tick (may be NULL) is called from the thread
+ * running the pass, and a pass still running at the deadline (CLOCK_MONOTONIC seconds, 0:
+ * none) stops with TP_ERR_TIMEOUT (tp_greedy_timeout). */
 typedef struct tp_greedy_ticker {
     void (*tick)(size_t placed, size_t to_place, void *user); /* about every 0.1 s */
     void *user;
+    double deadline;
 } tp_greedy_ticker;
+
+/* What a pass calls every few hundred placements (placed of to_place so far): ticks about
+ * every 0.1 s since *last_tick, and returns 1 when the deadline has passed. */
+static inline int tp_ticker_poll(const tp_greedy_ticker *t, size_t placed, size_t to_place,
+                                 double *last_tick)
+{
+    if (t == NULL || (t->tick == NULL && t->deadline <= 0))
+        return 0;
+    const double now = tp_clock_seconds();
+    if (t->deadline > 0 && now >= t->deadline)
+        return 1;
+    if (t->tick != NULL && now - *last_tick >= 0.1) {
+        t->tick(placed, to_place, t->user);
+        *last_tick = now;
+    }
+    return 0;
+}
+
+/* The refusal of a pass stopped by its deadline (TP_ERR_TIMEOUT, says how far it got). */
+tp_status tp_greedy_timeout(size_t placed, size_t to_place);
 
 /* Places the tensors named by order[0..n_order) in that order, each into a free gap of the
  * address space left by already placed tensors whose lifetimes intersect its own, or on top of
@@ -143,9 +168,25 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
                         size_t n_order, size_t alignment, tp_gap_rule rule,
                         const tp_greedy_ticker *ticker, unsigned threads, tp_scan_kernel kernel,
                         size_t *offsets, size_t *arena_size, int *declined);
+/* Processors online that this process may run on (its affinity mask, on Linux): what every
+ * thread count of the planner is capped by (cpus.c). */
+unsigned tp_planner_cpus(void);
 /* 2: AVX-512, 1: AVX2, 0: neither (or not x86-64 with GCC). */
 int tp_scan_level(void);
 unsigned tp_scan_default_threads(size_t n_order);
+
+/* Whether every tensor of the order is live at a common node (greedy_clique.c). */
+int tp_is_clique(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order);
+/* tp_greedy_place's offsets for a clique, in O(n): each tensor on top of the one before, at
+ * the arena rounded up to the alignment (no gap ever fits). Refuses an overflow like it. */
+tp_status tp_clique_place(const tp_tensor_lifetime *tensors, size_t count, const size_t *order,
+                          size_t n_order, size_t alignment, const tp_greedy_ticker *ticker,
+                          size_t *offsets, size_t *arena_size);
+/* A factor of every offset tp_greedy_place can give for this order and alignment (1 when none
+ * is known): sizes, alignment and addresses divided by it give the same plan, divided by it.
+ * *scaled_alignment receives the alignment so divided. */
+size_t tp_size_granule(const tp_tensor_lifetime *tensors, const size_t *order, size_t n_order,
+                       size_t alignment, size_t *scaled_alignment);
 
 /* The portfolio of tp_plan_offsets_ex (TP_PLAN_PORTFOLIO, no capacity or time limit) run on
  * `threads` threads, the calling one included. The plan must not depend on the thread count;
@@ -224,9 +265,14 @@ typedef struct tp_exact_result {
     int complete;               /* the whole search space was explored                   */
     int timed_out;
     unsigned long long nodes;
+    /* no plan within the limit, but offsets hold one with a smaller arena than
+     * params->known_best (or any, when it is 0): the deepest placement the search reached,
+     * the rest placed lowest first (arena in .arena; nothing proven) */
+    int repaired;
 } tp_exact_result;
 
-/* offsets[count] receives the best plan found (untouched when none). Lifetimes checked. */
+/* offsets[count] receives the best plan found, or the repaired one (untouched when
+ * neither). Lifetimes checked. */
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
@@ -277,7 +323,8 @@ tp_status tp_general_peak(const tp_tensor_lifetime *t, const tp_general *g, size
  * above everything only when no bounded range admits it) that is a multiple of its alignment
  * and clear of every placed tensor it conflicts with. O(n^2) in the worst case. */
 tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, const size_t *order,
-                           size_t n_order, tp_gap_rule rule, size_t *offsets, size_t *arena);
+                           size_t n_order, tp_gap_rule rule, const tp_greedy_ticker *ticker,
+                           size_t *offsets, size_t *arena);
 
 /* Whether tensors i and j (non-zero sizes) may sit at offsets oi and oj under g. */
 int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,

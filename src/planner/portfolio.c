@@ -4,7 +4,6 @@
 
 #include "common/error.h"
 #include "common/clock.h"
-#include "common/cpu_count.h"
 #include "common/sort.h"
 
 #include <pthread.h>
@@ -149,7 +148,7 @@ typedef struct portfolio_run {
 
 typedef struct portfolio_worker {
     portfolio_run *run;
-    const tp_greedy_ticker *ticker; /* the calling thread's: progress during a pass */
+    tp_greedy_ticker ticker; /* the deadline; on the calling thread also progress */
     tp_order_key *keys;
     size_t *order, *trial, *plan; /* plan: the best plan this worker found */
     size_t arena, entry;          /* its arena and entry (entry == n_entries: none yet) */
@@ -184,9 +183,12 @@ static int portfolio_work(portfolio_worker *w, int one)
             pass_threads = tp_scan_default_threads(n);
         const tp_status st =
             tp_greedy_place_threads(r->tensors, r->count, w->order, n, r->align,
-                                    portfolio[p].rule, w->ticker, pass_threads, w->trial, &arena);
+                                    portfolio[p].rule, &w->ticker, pass_threads, w->trial, &arena);
         pthread_mutex_lock(&r->lock);
-        if (st != TP_OK) {
+        if (st == TP_ERR_TIMEOUT) {
+            r->timed_out = 1; /* this pass stopped: start no other */
+            r->next = r->n_entries;
+        } else if (st != TP_OK) {
             if (p < r->failed_at) {
                 r->failed_at = p;
                 tp_error_capture(&r->failure, st);
@@ -300,9 +302,10 @@ tp_status tp_portfolio_run(const tp_tensor_lifetime *tensors, size_t count,
     /* Helpers: worker 0 is the calling thread, the only one that reports progress. A helper
      * that cannot start leaves its work to the others. */
     pass_progress pp = { o, &r, start, peak };
-    const tp_greedy_ticker ticker = { tick_pass, &pp };
+    for (unsigned k = 0; k < n_workers; k++)
+        w[k].ticker = (tp_greedy_ticker){ NULL, NULL, deadline };
     if (o->progress != NULL)
-        w[0].ticker = &ticker;
+        w[0].ticker = (tp_greedy_ticker){ tick_pass, &pp, deadline };
     for (unsigned k = 1; k < n_workers; k++)
         if (pthread_create(&tid[k], NULL, portfolio_thread, &w[k]) == 0)
             n_started = k;
@@ -357,7 +360,7 @@ unsigned tp_portfolio_threads(size_t count, unsigned cap)
 {
     if (count < PORTFOLIO_PARALLEL_MIN)
         return 1;
-    unsigned cpus = tp_cpu_count();
+    unsigned cpus = tp_planner_cpus();
     if (cpus > 64)
         cpus = 64;
     return cap != 0 && cap < cpus ? cap : cpus;
@@ -396,6 +399,7 @@ tp_status tp_portfolio_general(const tp_tensor_lifetime *tensors, size_t count,
     tp_order_key *keys = malloc((count ? count : 1) * sizeof *keys);
     size_t *order = malloc((count ? count : 1) * sizeof *order);
     tp_status st = TP_OK;
+    const tp_greedy_ticker ticker = { NULL, NULL, deadline };
     if (keys == NULL || order == NULL)
         st = tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate planner scratch", count);
     for (size_t p = 0; p < n_entries && st == TP_OK; p++) {
@@ -405,7 +409,12 @@ tp_status tp_portfolio_general(const tp_tensor_lifetime *tensors, size_t count,
         }
         const size_t n = tp_greedy_order(tensors, count, portfolio[p].order, keys, order);
         size_t arena = 0;
-        st = tp_general_place(tensors, g, order, n, portfolio[p].rule, trial, &arena);
+        st = tp_general_place(tensors, g, order, n, portfolio[p].rule, &ticker, trial, &arena);
+        if (st == TP_ERR_TIMEOUT) {
+            rep->timed_out = 1;
+            st = TP_OK;
+            break;
+        }
         if (st == TP_OK && (!*have || arena < *best)) {
             *have = 1;
             *best = arena;

@@ -113,6 +113,41 @@ static void q4k_block(const unsigned char *b, double *y)
     }
 }
 
+/* The 32-element blocks: the quant of element j (0-31) is nibble j % 16 of qs (low for
+ * j < 16) plus, for the five-bit types, bit j of the little-endian u32 qh as 16. */
+static void block32(uint32_t type, const unsigned char *b, double *y)
+{
+    int has_min = type == 3 || type == 7, five = type == 6 || type == 7;
+    float d = (float)half(u16_at(b)), m = has_min ? (float)half(u16_at(b + 2)) : 0.0f;
+    const unsigned char *qh = b + (has_min ? 4 : 2);
+    const unsigned char *qs = b + 2 + (has_min ? 2 : 0) + (five ? 4 : 0);
+    uint32_t h = five ? (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 |
+                            (uint32_t)qh[3] << 24
+                      : 0;
+    for (int j = 0; j < 32; j++) {
+        int q = j < 16 ? qs[j] & 15 : qs[j - 16] >> 4;
+        q += five ? (int)((h >> j) & 1u) * 16 : 0;
+        if (has_min) /* q d + m in f32 */
+            y[j] = (double)((float)q * d + m);
+        else /* Q4_0 centres on 8, Q5_0 on 16 */
+            y[j] = (double)((float)(q - (five ? 16 : 8)) * d);
+    }
+}
+
+/* Q6_K, 210 bytes: ql[128], qh[64], int8 scales[16], f16 d. Element 128h + 32r + l. */
+static void q6k_block(const unsigned char *b, double *y)
+{
+    float d = (float)half(u16_at(b + 208));
+    for (int k = 0; k < 256; k++) {
+        int h = k / 128, r = (k % 128) / 32, l = k % 32;
+        unsigned char lbyte = b[64 * h + 32 * (r % 2) + l];
+        int low = r < 2 ? lbyte & 15 : lbyte >> 4;
+        int high = (b[128 + 32 * h + l] >> (2 * r)) & 3;
+        float sc = (float)(signed char)b[192 + 8 * h + 2 * r + l / 16];
+        y[k] = (double)(d * sc * (float)(low + 16 * high - 32));
+    }
+}
+
 int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n)
 {
     const unsigned char *p = src;
@@ -145,6 +180,20 @@ int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n)
             for (size_t j = 0; j < 32; j++)
                 dst[32 * b + j] = (double)(signed char)blk[2 + j] * d;
         }
+        return 0;
+    case 2: case 3: case 6: case 7: { /* Q4_0 18, Q4_1 20, Q5_0 22, Q5_1 24 bytes per 32 */
+        size_t bytes = type == 2 ? 18 : type == 3 ? 20 : type == 6 ? 22 : 24;
+        if (n % 32)
+            return -1;
+        for (size_t b = 0; b < n / 32; b++)
+            block32(type, p + bytes * b, dst + 32 * b);
+        return 0;
+    }
+    case 14: /* Q6_K: 210 bytes per 256 */
+        if (n % 256)
+            return -1;
+        for (size_t b = 0; b < n / 256; b++)
+            q6k_block(p + 210 * b, dst + 256 * b);
         return 0;
     case 12: /* Q4_K: 144 bytes per 256 */
         if (n % 256)

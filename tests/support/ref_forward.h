@@ -1,7 +1,7 @@
 /* A plain reference forward pass of a decoder config of either family (qwen2, llama):
  * loops over a weight registry, double precision throughout, its own KV arrays; no graph,
  * no allocator, no engine kernel. Weights of any type the registry holds (owned f32, or
- * views of F32, F16, BF16, Q8_0 or Q4_K rows) are read through this file's own
+ * views of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K or Q6_K rows) are read through this file's own
  * dequantization, written from the block layouts of docs/quant.md. */
 #ifndef TP_TESTS_REF_FORWARD_H
 #define TP_TESTS_REF_FORWARD_H
@@ -37,7 +37,7 @@ const double *ref_model_k(const ref_model *m, int layer);
 const double *ref_model_v(const ref_model *m, int layer);
 
 /* The test's own dequantization of one row of n elements of a ggml type id (0 F32, 1 F16,
- * 30 BF16, 8 Q8_0, 12 Q4_K). Returns 0, or -1 for another type or n not a multiple of
+ * 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 8 Q8_0, 12 Q4_K, 14 Q6_K). Returns 0, or -1 for another type or n not a multiple of
  * the block. */
 int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n);
 

@@ -1,0 +1,62 @@
+/* Internal: dot products of one weight row, in its own type, with up to TP_QDOT_TOKENS token
+ * rows (docs/quant.md section 5).
+ *
+ * Block types meet activations rounded to 16 bits: every 32 elements of an f32 token row
+ * become int16 values q with one f32 scale d (x ~ q * d, |q| <= 32767) and, for the types
+ * with a min, the f32 sums of the exact x over each 16 elements. A block's contribution is
+ * its integer sums of weight quant times q, scaled in f32. F32, F16 and BF16 rows are
+ * multiplied with the f32 token rows directly.
+ *
+ * Each function exists in a portable form and, on x86-64, in AVX2+FMA+F16C and
+ * AVX-512 (BW, VL, VNNI) forms; tp_qdot_ops returns the table of one form. The integer sums
+ * are the same in every form; the f32 accumulation order differs between forms, so forms
+ * agree within f32 rounding, and each form gives the same bits for the same inputs. */
+#ifndef TP_BACKEND_QDOT_H
+#define TP_BACKEND_QDOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorplan/quant.h"
+
+#define TP_QDOT_TOKENS 4
+#define TP_QDOT_ROWS 4
+#define TP_QDOT_GROUP 32 /* elements per activation scale */
+
+/* One token row of rounded activations: q[n], d[n / 32], s[n / 16]. */
+typedef struct tp_xq {
+    const int16_t *q;
+    const float *d;
+    const float *s;
+} tp_xq;
+
+/* out[k] = row . x[k] for k < n_x (1 <= n_x <= TP_QDOT_TOKENS); row is n_blocks blocks. */
+typedef void (*tp_qdot_fn)(const uint8_t *row, size_t n_blocks, const tp_xq *x, int n_x,
+                           float *out);
+/* F32 / F16 / BF16 rows of n elements against f32 token rows, several rows at a time: rows
+ * row + r * row_bytes for r < n_r (1 <= n_r <= TP_QDOT_ROWS) into out[r * TP_QDOT_TOKENS + k];
+ * returns n_r. Each row and token pair gives the same bits whatever n_r and n_x. */
+typedef int (*tp_fdot_fn)(const uint8_t *row, size_t row_bytes, int n_r, size_t n,
+                          const float *const *x, int n_x, float *out);
+
+typedef struct tp_qdot_ops {
+    tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */
+    tp_fdot_fn f[TP_TYPE_ID_LIMIT]; /* F32, F16, BF16 */
+} tp_qdot_ops;
+
+/* The table of form isa (a tp_isa of kernels.h); NULL when this build or processor lacks it. */
+const tp_qdot_ops *tp_qdot_ops_for(int isa);
+/* The table in use: the form chosen by tp_kernels_set_isa, else the best one available. */
+const tp_qdot_ops *tp_qdot_ops_current(void);
+
+/* Rounds n_tok token rows of n elements (x, row-major; n a multiple of 32) into q (n_tok * n),
+ * d (n_tok * n / 32) and s (n_tok * n / 16). A group holding a non-finite value gets scale
+ * NaN and zero quants, so the products that read it are NaN, as in f32. */
+void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float *d, float *s);
+
+/* The forms in this build (one C file each). */
+void tp_qdot_fill_portable(tp_qdot_ops *ops);
+int tp_qdot_fill_avx2(tp_qdot_ops *ops);   /* 0 when not built for x86-64 */
+int tp_qdot_fill_avx512(tp_qdot_ops *ops); /* 0 when not built for x86-64 */
+
+#endif

@@ -1,0 +1,54 @@
+/* Test support: zero-waste problems, a capacity-by-time rectangle cut by guillotine cuts into n
+ * pieces, each piece a buffer (its height the size, its width the lifetime). The pieces tile
+ * the rectangle, so the cut is a plan whose arena is the capacity and every node's load is
+ * the capacity: the least arena is exactly the capacity. Header-only; deterministic for a
+ * given generator state. */
+#ifndef TP_TESTS_ZERO_WASTE_H
+#define TP_TESTS_ZERO_WASTE_H
+
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "support/xorshift.h"
+#include "tensorplan/planner.h"
+
+typedef struct tpt_piece {
+    size_t t0, t1, y0, y1; /* nodes [t0, t1), bytes [y0, y1) */
+} tpt_piece;
+
+/* Cuts [0, nodes) x [0, capacity) into n pieces (n <= nodes * capacity): each step cuts a
+ * random piece that can be cut, across time or across bytes at a random point. t[0..n)
+ * receives the buffers, at[0..n) (may be NULL) the offsets of the cut's own plan. */
+static inline void tpt_zero_waste(tpt_rng *rng, size_t n, size_t nodes, size_t capacity,
+                                  tp_tensor_lifetime *t, size_t *at)
+{
+    tpt_piece *p = malloc(n * sizeof *p);
+    size_t have = 1;
+    p[0] = (tpt_piece){ 0, nodes, 0, capacity };
+    while (have < n) {
+        tpt_piece *c = &p[tpt_rng_next(rng) % have];
+        const size_t w = c->t1 - c->t0, h = c->y1 - c->y0;
+        if (w < 2 && h < 2)
+            continue;
+        const int across_time = h < 2 || (w >= 2 && (tpt_rng_next(rng) & 1));
+        tpt_piece d = *c;
+        if (across_time) {
+            const size_t cut = c->t0 + 1 + (size_t)(tpt_rng_next(rng) % (w - 1));
+            c->t1 = cut;
+            d.t0 = cut;
+        } else {
+            const size_t cut = c->y0 + 1 + (size_t)(tpt_rng_next(rng) % (h - 1));
+            c->y1 = cut;
+            d.y0 = cut;
+        }
+        p[have++] = d;
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (tp_tensor_lifetime){ p[i].y1 - p[i].y0, p[i].t0, p[i].t1 - 1 };
+        if (at != NULL)
+            at[i] = p[i].y0;
+    }
+    free(p);
+}
+
+#endif
