@@ -804,6 +804,11 @@ static void test_matmul_f32_shapes(void **state)
         check_matmul(TP_TYPE_F32, 515, 40, 70, 1, 0); /* dot tail, two token blocks */
         check_matmul(TP_TYPE_F32, 515, 40, 70, 0, 1); /* misaligned rows */
         check_matmul(TP_TYPE_F16, 13, 7, 5, 1, 1);
+        /* rows longer than one slice of 1,024 with a partial vector at the end, two token
+         * blocks of 64 */
+        check_matmul(TP_TYPE_F32, 2085, 9, 67, 1, 1);
+        check_matmul(TP_TYPE_F16, 1061, 5, 66, 0, 1);
+        check_matmul(TP_TYPE_BF16, 1037, 3, 3, 1, 0);
         check_matmul(TP_TYPE_BF16, 1, 1, 1, 0, 0);
         check_matmul(TP_TYPE_Q8_0, 32, 3, 9, 1, 3);
         check_matmul(TP_TYPE_Q6_K, 256, 1, 1, 0, 1); /* a single row and token */
@@ -832,7 +837,8 @@ static void test_forms_match_portable(void **state)
 {
     (void)state;
     static const size_t shapes[][3] = {{512, 37, 1}, {256, 1, 7}, {768, 13, 6}, {512, 5, 67},
-                                       {1024, 3, 2}, {256, 64, 3}, {352, 9, 5}, {896, 4, 1}};
+                                       {1024, 3, 2}, {256, 64, 3}, {352, 9, 5}, {896, 4, 1},
+                                       {1061, 6, 5}, {2080, 5, 65}};
     int vector_forms = 0;
     for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
         if (!tp_kernels_isa_supported(isa))
