@@ -104,7 +104,7 @@ static void test_planning_allocator_same_plan(void **state)
     const tp_alloc_strategy strategies[2] = {TP_STRATEGY_POOL, TP_STRATEGY_ARENA};
     const tp_alias_policy policies[2] = {TP_ALIAS_SOLE_CONSUMER, TP_ALIAS_LAST_CONSUMER};
     for (size_t nt = 1; nt <= 9; nt += 8) {
-        tp_graph_params p = {nt, 1, 64, 1, 0, 0};
+        tp_graph_params p = {nt, 1, 64, 1, 0, 0, TP_DTYPE_F32};
         tp_graph *g = NULL;
         assert_int_equal(tp_model_build_graph(&c, &p, &g), TP_OK);
         for (int k = 0; k < 4; k++) {

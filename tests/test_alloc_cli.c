@@ -257,10 +257,24 @@ static void model_report(void **state)
     (void)state;
     static char out[16384];
     assert_int_equal(run_cli(out, sizeof out, "model qwen2.5-0.5b --prompt 440"), 0);
-    /* KV: 24 x 2 x 128 x 4096 x 4 bytes, by arithmetic */
+    /* KV: 24 x 2 x 128 x 4096 x 2 bytes (the default f16), by arithmetic; f32 4 bytes, q8_0
+     * 34 per 32 */
     char kv[64];
-    snprintf(kv, sizeof kv, "= %zu bytes", (size_t)24 * 2 * 128 * 4096 * 4);
+    snprintf(kv, sizeof kv, "of f16 = %zu bytes", (size_t)24 * 2 * 128 * 4096 * 2);
     assert_non_null(strstr(out, kv));
+    static char other[16384];
+    assert_int_equal(run_cli(other, sizeof other, "model qwen2.5-0.5b --prompt 440 --kv-type f32"),
+                     0);
+    snprintf(kv, sizeof kv, "of f32 = %zu bytes", (size_t)24 * 2 * 128 * 4096 * 4);
+    assert_non_null(strstr(other, kv));
+    assert_int_equal(run_cli(other, sizeof other, "model qwen2.5-0.5b --prompt 440 --kv-type q8_0"),
+                     0);
+    snprintf(kv, sizeof kv, "of q8_0 = %zu bytes", (size_t)24 * 2 * 128 / 32 * 34 * 4096);
+    assert_non_null(strstr(other, kv));
+    assert_int_equal(run_cli(other, sizeof other, "model qwen2.5-0.5b --kv-type q4_0"), 2);
+    assert_int_equal(run_cli(other, sizeof other, "model qwen2.5-0.5b --ubatch 0"), 2);
+    /* tiny's heads of 8 are no whole q8_0 blocks */
+    assert_int_equal(run_cli(other, sizeof other, "model tiny --kv-type q8_0"), 2);
     assert_non_null(strstr(out, "prefill: 440 tokens"));
     assert_non_null(strstr(out, "nodes 440, live 416, dead 24"));
     assert_non_null(strstr(out, "nodes 437, live 413, dead 24"));

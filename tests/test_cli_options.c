@@ -84,6 +84,8 @@ static const opt options[] = {
     {"--top-p", NULL, "0.9", C_RUNF, 0},
     {"--seed", NULL, "3", C_RUN | C_WRITE, 0},
     {"--n-ctx", NULL, "16", C_GRAPH | C_MODEL | C_RUN, 0},
+    {"--kv-type", NULL, "f16", C_MODEL | C_RUN, 0},
+    {"--ubatch", NULL, "4", C_MODEL | C_RUN, 0},
     {"--no-fuse", NULL, NULL, C_GRAPH, 0},
     {"--queued-layers", NULL, "1", C_GRAPH | C_RUN, 0},
     {"--json", NULL, "/nonexistent/g2.json", C_GRAPH, 0},

@@ -140,6 +140,9 @@ static void greedy(ref_model *m, size_t vocab, size_t max_new, int32_t *out, dou
 /* The greedy tokens of the reference (at most MAX_NEW); *margin receives the smallest gap
  * between the best and second-best logit over the steps; the prefill's last-row logits go
  * to prefill (vocab doubles) when not NULL. */
+/* The KV type the reference rounds its cache to (ref_model_set_kv_type): 0 exact. */
+static uint32_t ref_kv_type;
+
 static void reference(const char *config, size_t max_new, int32_t *out, double *margin,
                       double *prefill)
 {
@@ -149,6 +152,7 @@ static void reference(const char *config, size_t max_new, int32_t *out, double *
     c.rope_mode = TP_ROPE_NEOX; /* the half-split rope, on the reordered rows */
     ref_model *m = NULL;
     assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    assert_int_equal(ref_model_set_kv_type(m, ref_kv_type), 0);
     double gap[MAX_NEW];
     assert_true(max_new <= MAX_NEW);
     greedy(m, (size_t)c.vocab, max_new, out, gap, prefill);
@@ -290,8 +294,10 @@ static void test_greedy_q8_0(void **state)
     cli_free(&r);
 }
 
-/* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits. */
-static void check_dump(const char *path, const char *config)
+/* --max-new 1 --dump-dir: logits.f32 holds the prefill's last-token logits; kv is the
+ * --kv-type flag ("" for the default, f16) and type the rounding the reference gives its
+ * cache (0 exact, 1 f16). */
+static void check_dump(const char *path, const char *config, const char *kv, uint32_t type)
 {
     tp_model_config c;
     assert_int_equal(tp_model_config_builtin(config, &c), TP_OK);
@@ -300,11 +306,13 @@ static void check_dump(const char *path, const char *config)
     assert_non_null(want);
     int32_t tok[1];
     double margin;
+    ref_kv_type = type;
     reference(config, 1, tok, &margin, want);
+    ref_kv_type = 0;
     char args[1024], dump[300], file[400];
     path_in(dump, sizeof dump, "dump");
-    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s'",
-             path, PROMPT_TEXT, dump);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s' %s",
+             path, PROMPT_TEXT, dump, kv);
     cli_result r = run_ok(args);
     cli_free(&r);
     snprintf(file, sizeof file, "%s/logits.f32", dump);
@@ -330,8 +338,11 @@ static void check_dump(const char *path, const char *config)
 static void test_dump_logits(void **state)
 {
     (void)state;
-    check_dump(qwen_path, "tiny-qwen2");
-    check_dump(llama_path, "tiny-llama");
+    check_dump(qwen_path, "tiny-qwen2", "--kv-type f32", 0);
+    check_dump(llama_path, "tiny-llama", "--kv-type f32", 0);
+    /* the default f16 cache against the reference that rounds its K and V to f16 */
+    check_dump(qwen_path, "tiny-qwen2", "", 1);
+    check_dump(llama_path, "tiny-llama", "", 1);
 }
 
 /* Every strategy and aliasing policy gives the same logits bit for bit. */
@@ -590,6 +601,74 @@ static void expect_exit(const char *args, int rc, const char *needle)
     cli_free(&r);
 }
 
+/* The last-token logits of `run PATH --prompt-tokens IDS --max-new 1 EXTRA` (vocab floats,
+ * from --dump-dir); the stderr summary into err (cap bytes). */
+static float *dumped_logits(const char *path, const char *ids, const char *extra, size_t vocab,
+                            char *err, size_t cap)
+{
+    char args[4096], dump[300], file[400];
+    path_in(dump, sizeof dump, "dump_kv");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens '%s' --max-new 1 --dump-dir '%s' %s",
+             path, ids, dump, extra);
+    cli_result r = run_ok(args);
+    snprintf(err, cap, "%s", r.err);
+    cli_free(&r);
+    snprintf(file, sizeof file, "%s/logits.f32", dump);
+    size_t len = 0;
+    char *raw = cli_slurp(file, &len);
+    assert_int_equal(len, vocab * sizeof(float));
+    float *out = malloc(len);
+    assert_non_null(out);
+    memcpy(out, raw, len);
+    free(raw);
+    return out;
+}
+
+/* --ubatch: chunked prefill gives the one-graph logits within f32 rounding (prompt lengths
+ * not multiples of the chunk); --kv-type: the KV line's bytes follow
+ * n_layer * n_ctx * n_kv_heads * head_dim * 2 * bytes per element. */
+static void test_kv_type_and_ubatch(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &c), TP_OK);
+    const size_t vocab = (size_t)c.vocab;
+    static char err[1 << 14];
+    const char *ids = "5 17 2 40 300 7 9 11 13 200 100";
+    float *whole = dumped_logits(llama_path, ids, "--ubatch 512", vocab, err, sizeof err);
+    assert_null(strstr(err, "chunks of"));
+    const char *chunks[] = {"--ubatch 1", "--ubatch 2", "--ubatch 4", "--ubatch 10"};
+    for (size_t k = 0; k < 4; k++) {
+        float *got = dumped_logits(llama_path, ids, chunks[k], vocab, err, sizeof err);
+        if (strcmp(chunks[k], "--ubatch 1") != 0)
+            assert_non_null(strstr(err, "prefill plan (chunks of"));
+        for (size_t v = 0; v < vocab; v++)
+            if (fabsf(got[v] - whole[v]) > 1e-5f * (1.0f + fabsf(whole[v])))
+                fail_msg("%s: logit %zu %.9g, one graph %.9g", chunks[k], v, (double)got[v],
+                         (double)whole[v]);
+        free(got);
+    }
+    free(whole);
+    const char *types[2] = {"f32", "f16"};
+    const size_t bpe[2] = {4, 2};
+    for (int t = 0; t < 2; t++) {
+        char extra[64], want[128];
+        snprintf(extra, sizeof extra, "--kv-type %s --n-ctx 40", types[t]);
+        free(dumped_logits(llama_path, ids, extra, vocab, err, sizeof err));
+        snprintf(want, sizeof want, "KV cache: n_ctx 40, %s, %zu bytes", types[t],
+                 (size_t)c.n_layer * 40 * (size_t)c.n_head_kv * (size_t)c.head_dim * 2 * bpe[t]);
+        if (!strstr(err, want))
+            fail_msg("'%s' not in:\n%s", want, err);
+    }
+    char args[512];
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type q8_0", llama_path);
+    expect_exit(args, 2, "multiple of 32");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kv-type f64", llama_path);
+    expect_exit(args, 2, "--kv-type: expected f32, f16 or q8_0");
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --ubatch 0", llama_path);
+    expect_exit(args, 2, "--ubatch");
+}
+
 static void test_exit_codes(void **state)
 {
     (void)state;
@@ -659,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_first_token_without_text),
         cmocka_unit_test(test_non_finite_weights),
         cmocka_unit_test(test_text_prompt_and_sampling),
+        cmocka_unit_test(test_kv_type_and_ubatch),
         cmocka_unit_test(test_exit_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -656,6 +656,7 @@ static void test_run_command(void **state)
     /* the same ids as the library run with seed 42 */
     run_out r;
     tp_session_options o = tp_session_options_default();
+    o.kv_type = TP_DTYPE_F16; /* the command line's default cache */
     run_model(f, &o, &r);
     char want[128];
     snprintf(want, sizeof want, "generated (5 tokens): %d %d %d %d %d", r.tokens[0], r.tokens[1],
@@ -741,6 +742,7 @@ static void test_run_env_trace_and_dump(void **state)
                                       "--max-new 2 --n-ctx 16", out, sizeof out), 0);
     run_out r;
     tp_session_options o = tp_session_options_default();
+    o.kv_type = TP_DTYPE_F16; /* the command line's default cache */
     run_model(f, &o, &r);
 
     size_t len;

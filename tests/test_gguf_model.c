@@ -207,7 +207,7 @@ static void test_key_refusals(void **state)
 /* 1 when the model layer builds a one-token graph of c (its own checks of the config). */
 static int model_layer_accepts(const tp_model_config *c)
 {
-    tp_graph_params p = {1, 1, 1, 0, 0, 0};
+    tp_graph_params p = {1, 1, 1, 0, 0, 0, TP_DTYPE_F32};
     tp_graph *g = NULL;
     const tp_status st = tp_model_build_graph(c, &p, &g);
     tp_graph_destroy(g);

@@ -90,10 +90,18 @@ static void test_json_byte_counts(void **state)
         assert_true(num(o, "weight_bytes") == f32 + q8);
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "weight_bytes_by_type");
         assert_true(num(per, "F32") == f32 && num(per, "Q8_0") == q8);
-        /* n_ctx = min(max(C, P), max); KV: L layers x (K, V) x Hkv*D x n_ctx f32 */
+        /* n_ctx = min(max(C, P), max); KV: L layers x (K, V) x Hkv*D x n_ctx f16 (the
+         * default), and what f32 would take */
         const double n_ctx = (double)cases[k][2];
         assert_true(num(o, "n_ctx") == n_ctx);
-        assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * n_ctx * 4);
+        assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * n_ctx * 2);
+        const cJSON *kvt = cJSON_GetObjectItemCaseSensitive(o, "kv_bytes_by_type");
+        assert_true(num(kvt, "f32") == (double)(m.L * 2 * m.Hkv * m.D) * n_ctx * 4);
+        assert_true(num(kvt, "f16") == num(o, "kv_bytes"));
+        /* heads of 16: no whole q8_0 blocks, so no q8_0 figure */
+        assert_null(cJSON_GetObjectItemCaseSensitive(kvt, "q8_0"));
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kv_type")),
+                            "f16");
         const cJSON *pre = cJSON_GetObjectItemCaseSensitive(o, "prefill");
         const cJSON *dec = cJSON_GetObjectItemCaseSensitive(o, "decode");
         const cJSON *tot = cJSON_GetObjectItemCaseSensitive(o, "totals");
@@ -237,6 +245,68 @@ static void test_refused_files(void **state)
     assert_int_equal(run_cli("model '%s' --prompt %d", file, MAX_CTX + 1), 2);
 }
 
+/* `model qwen2.5-0.5b --json --n-ctx C --prompt P extra`, parsed. */
+static cJSON *builtin_json(size_t n_ctx, size_t prompt, const char *extra, int want_rc)
+{
+    assert_int_equal(run_cli("model qwen2.5-0.5b --json --n-ctx %zu --prompt %zu %s", n_ctx,
+                             prompt, extra), want_rc);
+    cJSON *o = cJSON_Parse(out_text);
+    if (!o)
+        fail_msg("not JSON: %s / %s", out_text, err_text);
+    return o;
+}
+
+static const cJSON *plan_at(const cJSON *o, const char *phase, int k)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, phase), k);
+}
+
+/* --kv-type and --ubatch: KV bytes by the formula n_layer * n_ctx * n_kv_heads * head_dim * 2
+ * * bytes per element (q8_0 34 per 32); a prompt of 2048 tokens in chunks of 512 plans the
+ * graph of a 512-token prompt, so the totals grow with the prompt by the KV bytes alone. */
+static void test_kv_type_and_ubatch(void **state)
+{
+    (void)state;
+    tp_model_config c;
+    assert_int_equal(tp_model_config_builtin("qwen2.5-0.5b", &c), TP_OK);
+    const double per_row = (double)c.n_layer * c.n_head_kv * c.head_dim * 2;
+    const char *types[3] = {"f32", "f16", "q8_0"};
+    const double bpe[3] = {4, 2, 34.0 / 32};
+    for (int t = 0; t < 3; t++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "--kv-type %s", types[t]);
+        cJSON *o = builtin_json(1024, 1024, extra, 0);
+        assert_true(num(o, "kv_bytes") == per_row * 1024 * bpe[t]);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "kv_type")),
+                            types[t]);
+        cJSON_Delete(o);
+    }
+    cJSON *chunked = builtin_json(4096, 2048, "--ubatch 512", 0);
+    cJSON *short_prompt = builtin_json(4096, 512, "--ubatch 512", 0);
+    cJSON *whole = builtin_json(4096, 2048, "--ubatch 2048", 0);
+    assert_true(num(chunked, "prefill_tokens") == 512 && num(chunked, "ubatch") == 512);
+    assert_true(num(whole, "prefill_tokens") == 2048);
+    for (int k = 0; k < 4; k++) {
+        const double a = num(plan_at(chunked, "prefill", k), "activation_bytes");
+        assert_true(a == num(plan_at(short_prompt, "prefill", k), "activation_bytes"));
+        assert_true(a < num(plan_at(whole, "prefill", k), "activation_bytes") / 3);
+    }
+    assert_true(num(chunked, "total_bytes") == num(short_prompt, "total_bytes"));
+    cJSON_Delete(chunked);
+    cJSON_Delete(short_prompt);
+    cJSON_Delete(whole);
+    /* the budget search uses the KV type: a q8_0 cache fits a longer context */
+    cJSON *f32 = builtin_json(4096, 512, "--kv-type f32 --budget 2000M", 4);
+    cJSON *q8 = builtin_json(4096, 512, "--kv-type q8_0 --budget 2000M", 0);
+    const double c32 = num(cJSON_GetObjectItemCaseSensitive(f32, "budget"), "max_n_ctx");
+    const double c8 = num(cJSON_GetObjectItemCaseSensitive(q8, "budget"), "max_n_ctx");
+    assert_true(c32 > 0 && c32 < 4096 && c8 > c32 * 3);
+    cJSON_Delete(f32);
+    cJSON_Delete(q8);
+    assert_int_equal(run_cli("model qwen2.5-0.5b --kv-type q4_0"), 2);
+    assert_int_equal(run_cli("model qwen2.5-0.5b --ubatch 0"), 2);
+}
+
 static void test_builtin_still_works(void **state)
 {
     (void)state;
@@ -244,6 +314,11 @@ static void test_builtin_still_works(void **state)
     assert_int_equal(tp_model_config_builtin("tiny", &c), TP_OK);
     assert_int_equal(run_cli("model tiny --json --n-ctx 64 --prompt 8"), 0);
     cJSON *o = cJSON_Parse(out_text);
+    assert_non_null(o);
+    assert_true(num(o, "kv_bytes") == (double)(c.n_layer * 2 * c.n_head_kv * c.head_dim) * 64 * 2);
+    cJSON_Delete(o);
+    assert_int_equal(run_cli("model tiny --json --n-ctx 64 --prompt 8 --kv-type f32"), 0);
+    o = cJSON_Parse(out_text);
     assert_non_null(o);
     assert_true(num(o, "kv_bytes") == (double)(c.n_layer * 2 * c.n_head_kv * c.head_dim) * 64 * 4);
     cJSON_Delete(o);
@@ -375,7 +450,8 @@ static void test_large_context_plans_only(void **state)
         fail_msg("exit %d: %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
     cJSON *o = cJSON_Parse(text);
     assert_non_null(o);
-    assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * 16777216.0 * 4);
+    /* the default f16 cache: 2 bytes an element */
+    assert_true(num(o, "kv_bytes") == (double)(m.L * 2 * m.Hkv * m.D) * 16777216.0 * 2);
     cJSON_Delete(o);
     free(text);
     free(msg);
@@ -388,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_json_byte_counts),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_builtin_still_works),
+        cmocka_unit_test(test_kv_type_and_ubatch),
         cmocka_unit_test(test_write_model),
         cmocka_unit_test(test_refused_files),
         cmocka_unit_test(test_write_model_refusals_and_stdout),

@@ -177,6 +177,14 @@ typedef enum tp_cli_cmd {
       "KV context requested, 1 to 2^40 (default " TP_CLI_STR(TP_DEFAULT_N_CTX) "); the "           \
       "context used is min(max(C, {graph:N}{model|run:prompt length}), the model's "               \
       "maximum){graph:, as for a real run}")                                                       \
+    X(KV_TYPE, NULL, "--kv-type", NO_OLD, "T", AS_CHOICE("f32|f16|q8_0"), MODEL | RUN,            \
+      "the type the KV cache is stored in: f32, f16 (default, as llama.cpp) or q8_0 (head_dim a "  \
+      "multiple of 32); attention reads it as stored, activations stay f32")                      \
+    X(UBATCH, NULL, "--ubatch", NO_OLD, "U", AS_COUNT(1, 1u << 30), MODEL | RUN,                   \
+      "a prompt longer than U tokens runs in chunks of U (default "                                \
+      TP_CLI_STR(TP_DEFAULT_UBATCH) "), one cached graph per chunk size, so the planned "          \
+      "activations are one chunk's whatever the prompt length{model:; the prefill reported is "   \
+      "that chunk's plan}")                                                                        \
     X(NO_FUSE, NULL, "--no-fuse", NO_OLD, NULL, AS_FLAG, GRAPH,                                    \
       "keep mul(silu(gate), up) instead of swiglu(gate, up)")                                      \
     X(QUEUED_LAYERS, NULL, "--queued-layers", NO_OLD, "K", AS_BOUNDED(0), GRAPH | RUN,             \

@@ -15,8 +15,27 @@ void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o)
 {
     o->n_ctx = (size_t)a->opt[TP_OPT_N_CTX].count; /* 0 when absent: the session's default */
     tp_cli_alloc_options(a, &o->alloc);
+    tp_cli_kv_options(a, o);
     if (tp_cli_given(a, TP_OPT_THREADS))
         tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
+}
+
+void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o)
+{
+    static const tp_dtype types[3] = {TP_DTYPE_F32, TP_DTYPE_F16, TP_DTYPE_Q8_0};
+    o->kv_type = TP_DTYPE_F16; /* the command line's default, as llama.cpp */
+    if (tp_cli_given(a, TP_OPT_KV_TYPE))
+        o->kv_type = types[a->opt[TP_OPT_KV_TYPE].choice];
+    o->ubatch = tp_cli_given(a, TP_OPT_UBATCH) ? (size_t)a->opt[TP_OPT_UBATCH].count
+                                                : TP_DEFAULT_UBATCH;
+}
+
+int tp_cli_run_check_kv_type(const tp_model_config *c, const tp_session_options *o)
+{
+    if (tp_model_check_kv_type(c, o->kv_type) == TP_OK)
+        return 0;
+    tp_cli_error("--kv-type %s: %s", tp_dtype_name(o->kv_type), tp_last_error());
+    return -1;
 }
 
 void tp_cli_run_environment(tp_session_options *o, const char **trace, const char **dump)
@@ -50,7 +69,9 @@ int tp_cli_run_check_context(const tp_model_config *c, const tp_session_options 
 int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
                           const char *dot, const char *json, FILE *msg)
 {
-    tp_graph_params gp = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt,
+    /* the first chunk's graph: the one a chunked prefill plans */
+    const size_t n = tp_session_chunk(o, n_prompt);
+    tp_graph_params gp = tp_session_graph_params(o, n, o->tail_rows ? 1 : n,
                                                  tp_session_context(c, o, n_prompt));
     tp_graph *g = NULL;
     if (tp_model_build_graph(c, &gp, &g) != TP_OK) {
@@ -66,7 +87,7 @@ int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o,
         tp_cli_error("%s", tp_last_error());
     else
         fprintf(msg, "graph: %zu nodes (%s, %zu tokens)%s%s%s%s\n", g->n_nodes, g->kind,
-                n_prompt, dot ? "; DOT written to " : "", dot ? dot : "",
+                n, dot ? "; DOT written to " : "", dot ? dot : "",
                 json ? "; JSON written to " : "", json ? json : "");
     tp_graph_destroy(g);
     return rc;
@@ -75,7 +96,8 @@ int tp_cli_run_dump_graph(const tp_model_config *c, const tp_session_options *o,
 int tp_cli_run_picture(const tp_model_config *c, const tp_session_options *o, size_t n_prompt,
                        size_t ctx, const char *path, FILE *msg)
 {
-    tp_graph_params pre = tp_session_graph_params(o, n_prompt, o->tail_rows ? 1 : n_prompt, ctx);
+    const size_t n = tp_session_chunk(o, n_prompt); /* a chunked prefill plans one chunk */
+    tp_graph_params pre = tp_session_graph_params(o, n, o->tail_rows ? 1 : n, ctx);
     tp_graph_params dec = tp_session_graph_params(o, 1, 1, ctx);
     if (tp_html_model_report(path, NULL, c, &pre, &dec, &o->alloc) != TP_OK) {
         tp_cli_error("%s", tp_last_error());
@@ -114,7 +136,7 @@ size_t tp_cli_run_kv_bytes(tp_session *s)
     size_t kv_bytes = 0;
     tp_allocator *alloc = tp_session_allocator(s);
     for (size_t i = 0; i < tp_alloc_persistent_count(alloc); i++)
-        kv_bytes += tp_alloc_persistent_at(alloc, i)->elems * sizeof(float);
+        kv_bytes += tp_alloc_persistent_at(alloc, i)->bytes;
     return kv_bytes;
 }
 

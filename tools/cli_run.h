@@ -11,8 +11,17 @@
 #include "tensorplan/session.h"
 
 /* The options both kinds of run read alike into *o (from tp_session_options_default()):
- * --n-ctx, --strategy, --aliasing; and --threads, which sets the kernels' threads. */
+ * --n-ctx, --strategy, --aliasing, --kv-type, --ubatch; and --threads, which sets the
+ * kernels' threads. */
 void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o);
+
+/* --kv-type (default f16, as llama.cpp) and --ubatch (default TP_DEFAULT_UBATCH) into *o;
+ * tp_cli_run_options reads them too. */
+void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o);
+
+/* The KV type against the model (q8_0 needs head_dim a multiple of 32): 0, or -1 after a
+ * message. */
+int tp_cli_run_check_kv_type(const tp_model_config *c, const tp_session_options *o);
 
 /* The environment is read here, never in the library: TENSORPLAN_NO_FUSE_FFN=1 turns the
  * session's SwiGLU fusion off; TENSORPLAN_TRACE and TENSORPLAN_GRAPH_DUMP stand for *trace
@@ -43,7 +52,7 @@ int tp_cli_run_open_outputs(const char *trace_path, const char *dump_dir, tp_tra
  * set to NULL. TP_OK or the failing status (its message in tp_last_error()). */
 tp_status tp_cli_run_close_outputs(tp_session *s, const char *dump_dir, tp_trace **trace);
 
-/* The bytes of the session's KV regions. */
+/* The bytes of the session's KV regions, as stored in the cache type. */
 size_t tp_cli_run_kv_bytes(tp_session *s);
 
 /* The lines "prefill: ..." and "decode: ..." with tokens, seconds and tokens per second. */

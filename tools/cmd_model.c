@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_run.h"
 #include "cli_gguf.h"
 #include "model_report.h"
 #include "tensorplan/alloc.h"
@@ -25,9 +26,10 @@ void tp_help_model(FILE *out)
         "\n"
         "Reports the memory a model needs before anything runs. MODEL is a GGUF file (only its\n"
         "metadata and tensor infos are read, never a weight byte) or a built-in config. Shows\n"
-        "the weight bytes as stored, per type (a built-in config: f32), the KV cache bytes (f32\n"
-        "K and V regions per layer), and for the prefill (N prompt tokens, logits for the last\n"
-        "one) and a decode step (1 token): nodes, dead nodes, and for the pool and arena\n"
+        "the weight bytes as stored, per type (a built-in config: f32), the KV cache bytes (K\n"
+        "and V regions per layer in the KV type, and what f32, f16 and q8_0 would take), and\n"
+        "for the prefill (N prompt tokens in chunks of U: one chunk's graph, logits for the\n"
+        "last token) and a decode step (1 token): nodes, dead nodes, and for the pool and arena\n"
         "strategies under the sole-consumer and last-consumer aliasing policies the buffers,\n"
         "activation bytes, peak held bytes and planning time, next to the naive total and the\n"
         "peak-live lower bound; then per strategy the total = weights + KV + the larger of the\n"
@@ -39,8 +41,9 @@ void tp_help_model(FILE *out)
     tp_cli_help_options(out, "options:", TP_CLI_BIT(TP_CMD_MODEL), 0);
     fputs(
         "\n"
-        "--json prints one object: weight_bytes, weight_bytes_by_type, n_ctx, prompt,\n"
-        "kv_bytes, prefill and decode plans, totals, total_bytes (smallest).\n"
+        "--json prints one object: weight_bytes, weight_bytes_by_type, n_ctx, prompt, ubatch,\n"
+        "prefill_tokens, kv_type, kv_bytes, kv_bytes_by_type, prefill and decode plans,\n"
+        "totals, total_bytes (smallest).\n"
         "--html draws the pool strategy under sole-consumer aliasing.\n"
         "\n"
         "exit codes:\n"
@@ -109,7 +112,10 @@ static int load_model(const char *name, mr_model *m, tp_gguf **g)
 
 static void print_phase(const mr_report *r, int phase)
 {
-    if (phase == 0)
+    if (phase == 0 && r->chunk < r->prompt)
+        printf("\nprefill: %zu tokens in chunks of %zu (the plan of one chunk), logits for "
+               "the last one\n", r->prompt, r->chunk);
+    else if (phase == 0)
         printf("\nprefill: %zu tokens, logits for the last one\n", r->prompt);
     else
         printf("\ndecode: 1 token\n");
@@ -144,9 +150,14 @@ static void print_text(const mr_model *m, const mr_report *r, const mr_budget *b
     for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
         if (m->bytes_by_type[t])
             printf(" %s %zu", tp_type_name(t), m->bytes_by_type[t]);
-    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes "
+    printf("\nKV cache: n_ctx %zu: %d layers x 2 regions x %zu elements of %s = %zu bytes "
            "(%.1f MB)\n", r->n_ctx, c->n_layer, (size_t)(c->n_head_kv * c->head_dim) * r->n_ctx,
-           r->kv_bytes, mb(r->kv_bytes));
+           tp_dtype_name(m->kv_type), r->kv_bytes, mb(r->kv_bytes));
+    printf("  by type: f32 %zu, f16 %zu", r->kv_bytes_by_type[0], r->kv_bytes_by_type[1]);
+    if (r->kv_bytes_by_type[2])
+        printf(", q8_0 %zu\n", r->kv_bytes_by_type[2]);
+    else
+        printf(" (q8_0 needs head_dim a multiple of 32)\n");
     print_phase(r, 0);
     print_phase(r, 1);
     printf("\ntotal: weights + KV + the larger of the prefill and decode activations\n");
@@ -207,7 +218,15 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
             cJSON_AddNumberToObject(per, tp_type_name(t), (double)m->bytes_by_type[t]);
     cJSON_AddNumberToObject(o, "n_ctx", (double)r->n_ctx);
     cJSON_AddNumberToObject(o, "prompt", (double)r->prompt);
+    cJSON_AddNumberToObject(o, "ubatch", (double)m->ubatch);
+    cJSON_AddNumberToObject(o, "prefill_tokens", (double)r->chunk);
+    cJSON_AddStringToObject(o, "kv_type", tp_dtype_name(m->kv_type));
     cJSON_AddNumberToObject(o, "kv_bytes", (double)r->kv_bytes);
+    cJSON *kvt = cJSON_AddObjectToObject(o, "kv_bytes_by_type");
+    const char *kv_names[3] = {"f32", "f16", "q8_0"};
+    for (int t = 0; t < 3; t++)
+        if (r->kv_bytes_by_type[t])
+            cJSON_AddNumberToObject(kvt, kv_names[t], (double)r->kv_bytes_by_type[t]);
     const char *phases[2] = {"prefill", "decode"};
     for (int ph = 0; ph < 2; ph++) {
         cJSON *arr = cJSON_AddArrayToObject(o, phases[ph]);
@@ -239,7 +258,7 @@ static int print_json(const mr_model *m, const mr_report *r, const mr_budget *b)
 }
 
 /* --html and --explain: the default plans of the prefill and decode graphs reported above. */
-static int picture(const tp_model_config *cfg, size_t prompt, size_t n_ctx, const char *html,
+static int picture(const mr_model *m, size_t prompt, size_t n_ctx, const char *html,
                    int explain, int quiet)
 {
     if (quiet) /* --json: stdout holds the one object, so only the page is written */
@@ -252,11 +271,13 @@ static int picture(const tp_model_config *cfg, size_t prompt, size_t n_ctx, cons
     pre.n_out = 1;
     pre.n_ctx = n_ctx;
     pre.fuse_ffn = 1;
+    pre.kv_type = m->kv_type;
     dec = pre;
     dec.n_tokens = 1;
     if (explain)
         printf("\n");
-    if (tp_html_model_report(html, explain ? stdout : NULL, cfg, &pre, &dec, NULL) != TP_OK) {
+    if (tp_html_model_report(html, explain ? stdout : NULL, &m->cfg, &pre, &dec, NULL) !=
+        TP_OK) {
         tp_cli_error("%s", tp_last_error());
         return TP_EXIT_ERROR;
     }
@@ -288,6 +309,14 @@ int tp_cmd_model(int argc, char **argv)
         else if (tp_cli_given(&a, TP_OPT_PROMPT_LEN))
             prompt = (size_t)a.opt[TP_OPT_PROMPT_LEN].count;
     }
+    if (rc == TP_EXIT_OK) {
+        tp_session_options ko = tp_session_options_default();
+        tp_cli_kv_options(&a, &ko);
+        if (tp_cli_run_check_kv_type(&m.cfg, &ko) != 0)
+            rc = TP_EXIT_USAGE;
+        m.kv_type = ko.kv_type;
+        m.ubatch = ko.ubatch;
+    }
     mr_report r;
     if (rc == TP_EXIT_OK && (mr_compute(&m, n_ctx, prompt, &r) != TP_OK ||
                              (has_budget && mr_budget_search(&m, &r, prompt, &budget) != TP_OK))) {
@@ -300,7 +329,7 @@ int tp_cmd_model(int argc, char **argv)
         else
             print_text(&m, &r, has_budget ? &budget : NULL);
         if (rc == TP_EXIT_OK)
-            rc = picture(&m.cfg, prompt, r.n_ctx, a.opt[TP_OPT_HTML].text,
+            rc = picture(&m, r.chunk, r.n_ctx, a.opt[TP_OPT_HTML].text,
                          tp_cli_given(&a, TP_OPT_EXPLAIN), json);
         if (rc == TP_EXIT_OK && has_budget && !budget.fits)
             rc = TP_EXIT_NO_FIT;

@@ -155,7 +155,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     a->o = tp_session_options_default();
     tp_cli_run_options(&o, &a->o);
     a->o.queued_layers = (int)o.opt[TP_OPT_QUEUED_LAYERS].count;
-    return 0;
+    return tp_cli_run_check_kv_type(&a->cfg, &a->o);
 }
 
 /* The prompt: the listed ids, or prompt_len ids from the seed. Returns a TP_EXIT_ code. */
@@ -218,12 +218,20 @@ static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
     printf("\nmemory\n");
     printf("weights: %zu parameters, %zu bytes as f32 (%.1f MB)\n", wb / sizeof(float), wb,
            mb(wb));
-    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements = %zu bytes (%.1f MB)\n",
-           n_ctx_used, cfg->n_layer, kv_elems, kv_bytes, mb(kv_bytes));
-    char title[128];
+    printf("KV cache: n_ctx %zu: %d layers x 2 regions x %zu elements of %s = %zu bytes "
+           "(%.1f MB)\n", n_ctx_used, cfg->n_layer, kv_elems, tp_dtype_name(a->o.kv_type),
+           kv_bytes, mb(kv_bytes));
+    char title[160];
     if (st.prefill_tokens) {
-        snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one", n_prompt);
-        plan_row(title, &st.prefill_plan, &a->o.alloc);
+        size_t chunk = tp_session_chunk(&a->o, n_prompt);
+        if (chunk < n_prompt)
+            snprintf(title, sizeof title, "prefill: %zu tokens in chunks of %zu (the plan of "
+                     "one chunk), logits for the last one", n_prompt, chunk);
+        else
+            snprintf(title, sizeof title, "prefill: %zu tokens, logits for the last one",
+                     n_prompt);
+        plan_row(title, st.prefill_plan.nodes ? &st.prefill_plan : &st.decode_plan,
+                 &a->o.alloc);
     }
     if (st.decode_tokens)
         /* a one-token prompt's graph is the decode graph: it was planned as the prefill */

@@ -86,7 +86,7 @@ static int grun_load(grun *r)
     if (tp_cli_bound(&r->args, TP_OPT_QUEUED_LAYERS, (unsigned long long)r->cfg.n_layer) != 0)
         return TP_EXIT_USAGE;
     r->o.queued_layers = (int)r->args.opt[TP_OPT_QUEUED_LAYERS].count;
-    return TP_EXIT_OK;
+    return tp_cli_run_check_kv_type(&r->cfg, &r->o) != 0 ? TP_EXIT_USAGE : TP_EXIT_OK;
 }
 
 /* The prompt: the text tokenized (bos/eos as the vocabulary says, special tokens matched)
@@ -204,10 +204,17 @@ static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t
         fprintf(stderr, "sampling: greedy\n");
     tp_cli_run_speed(stderr, &st);
     size_t kv_bytes = tp_cli_run_kv_bytes(s);
-    fprintf(stderr, "KV cache: n_ctx %zu, %zu bytes (%.1f MB); queued layers %d of %d\n",
-            tp_session_n_ctx(s), kv_bytes, mb(kv_bytes), r->o.queued_layers, c->n_layer);
-    if (st.prefill_tokens)
-        plan_line("prefill plan", &st.prefill_plan, &r->o.alloc);
+    fprintf(stderr, "KV cache: n_ctx %zu, %s, %zu bytes (%.1f MB); queued layers %d of %d\n",
+            tp_session_n_ctx(s), tp_dtype_name(r->o.kv_type), kv_bytes, mb(kv_bytes),
+            r->o.queued_layers, c->n_layer);
+    if (st.prefill_tokens) {
+        size_t chunk = tp_session_chunk(&r->o, r->n_prompt);
+        char title[96] = "prefill plan";
+        if (chunk < r->n_prompt)
+            snprintf(title, sizeof title, "prefill plan (chunks of %zu)", chunk);
+        plan_line(title, st.prefill_plan.nodes ? &st.prefill_plan : &st.decode_plan,
+                  &r->o.alloc);
+    }
     if (st.decode_tokens)
         plan_line("decode plan", st.decode_plan.nodes ? &st.decode_plan : &st.prefill_plan,
                   &r->o.alloc);

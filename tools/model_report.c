@@ -49,9 +49,18 @@ tp_status mr_compute(const mr_model *m, size_t n_ctx, size_t prompt, mr_report *
     r->n_ctx = tp_session_context(&m->cfg, &opts, prompt);
     r->prompt = prompt;
     const tp_model_config *c = &m->cfg;
-    r->kv_bytes = (size_t)c->n_layer * 2 * (size_t)c->n_head_kv * (size_t)c->head_dim *
-                  r->n_ctx * sizeof(float);
-    const size_t tokens[2] = {prompt, 1};
+    const tp_dtype types[3] = {TP_DTYPE_F32, TP_DTYPE_F16, TP_DTYPE_Q8_0};
+    const size_t width = (size_t)c->n_head_kv * (size_t)c->head_dim;
+    for (int t = 0; t < 3; t++) {
+        size_t row = tp_model_check_kv_type(c, types[t]) == TP_OK
+                         ? tp_dtype_row_bytes(types[t], width) : 0;
+        r->kv_bytes_by_type[t] = (size_t)c->n_layer * 2 * row * r->n_ctx;
+        if (types[t] == m->kv_type)
+            r->kv_bytes = r->kv_bytes_by_type[t];
+    }
+    opts.ubatch = m->ubatch;
+    r->chunk = tp_session_chunk(&opts, prompt);
+    const size_t tokens[2] = {r->chunk, 1};
     for (int phase = 0; phase < 2; phase++) {
         tp_graph_params gp;
         memset(&gp, 0, sizeof gp);
@@ -59,6 +68,7 @@ tp_status mr_compute(const mr_model *m, size_t n_ctx, size_t prompt, mr_report *
         gp.n_out = 1;
         gp.n_ctx = r->n_ctx;
         gp.fuse_ffn = 1;
+        gp.kv_type = m->kv_type;
         tp_graph *g = NULL;
         tp_status st = tp_model_build_graph(c, &gp, &g);
         if (st == TP_OK)

@@ -17,11 +17,16 @@ typedef struct mr_model {
     const char *file;                       /* NULL for a built-in config              */
     size_t weight_bytes;                    /* every tensor as stored                  */
     size_t bytes_by_type[TP_TYPE_ID_LIMIT]; /* per ggml type id                         */
+    tp_dtype kv_type;                       /* the KV cache's type (--kv-type)          */
+    size_t ubatch;                          /* prefill chunk tokens (--ubatch)          */
 } mr_model;
 
 typedef struct mr_report {
     size_t n_ctx, prompt;       /* the context used and the prefill's tokens            */
-    size_t kv_bytes;            /* n_layer x 2 regions x n_head_kv x head_dim x n_ctx x 4 */
+    size_t chunk;               /* the tokens of the prefill graph planned: one chunk   */
+    size_t kv_bytes;            /* n_layer x 2 regions x n_ctx rows of n_head_kv x head_dim
+                                   elements of kv_type (q8_0: 34 bytes per 32)          */
+    size_t kv_bytes_by_type[3]; /* the same for f32, f16, q8_0 (0: q8_0 impossible)     */
     tp_plan_stats plan[2][MR_PLANS]; /* [prefill, decode][plan]                         */
     size_t total[MR_PLANS];     /* weights + KV + max(prefill, decode) activation bytes  */
     size_t best;                /* index of the smallest total (first on ties)          */
@@ -31,7 +36,8 @@ tp_alloc_strategy mr_strategy(size_t k);
 tp_alias_policy mr_policy(size_t k);
 
 /* Plans the model at requested context n_ctx (0 = TP_DEFAULT_N_CTX) with a prefill of prompt
- * tokens; the context used is tp_session_context's. */
+ * tokens in chunks of m->ubatch (the first chunk's graph is planned) and KV regions of
+ * m->kv_type; the context used is tp_session_context's. */
 tp_status mr_compute(const mr_model *m, size_t n_ctx, size_t prompt, mr_report *r);
 
 /* The budget answers: whether the requested (n_ctx, prompt) fits, the largest context C

@@ -95,7 +95,10 @@ typedef struct tp_persistent_region {
     char name[TP_NAME_MAX];
     int backend;
     size_t id;
-    size_t elems;
+    size_t elems;     /* f32 pool elements of the buffer                                  */
+    tp_dtype dtype;   /* what it stores: f32, or a KV region's cache type (f16, q8_0)     */
+    size_t bytes;     /* the payload: elems x 4 for f32, the typed rows' bytes for a KV
+                         region (at most 3 bytes below elems x 4)                          */
 } tp_persistent_region;
 
 /* A never-freed region (never in the liveness table; survives every rebuild). Names are
@@ -114,6 +117,12 @@ const tp_persistent_region *tp_alloc_find_persistent(const tp_allocator *alloc,
  * kv.L.k and kv.L.v. A request with another size or backend is refused. k, v may be NULL. */
 tp_status tp_alloc_ensure_kv(tp_allocator *alloc, int layer, int backend, size_t elems,
                              tp_bufref *k, tp_bufref *v);
+/* The same for regions of n_ctx rows of width elements stored as dtype (f32, f16, q8_0):
+ * each tp_kv_region_elems(dtype, width, n_ctx) pool elements. An existing pair of another
+ * dtype, size or backend is refused. tp_alloc_ensure_kv is the f32 case of width elems,
+ * one row. */
+tp_status tp_alloc_ensure_kv_typed(tp_allocator *alloc, int layer, int backend, tp_dtype dtype,
+                                   size_t width, size_t n_ctx, tp_bufref *k, tp_bufref *v);
 /* 1 and the pair when the layer has regions, else 0. */
 int tp_alloc_kv_pair(const tp_allocator *alloc, int layer, tp_bufref *k, tp_bufref *v);
 

@@ -4,7 +4,7 @@
  * each was built for, and the allocator. The allocator outlives every graph, so the KV
  * regions survive prefill -> decode and fusion-toggle rebuilds with zero copies. The reuse
  * identity is exactly tp_graph_params (n_tokens, n_out, hence the graph type, n_ctx, the
- * SwiGLU fusion toggle, the device layers, weights_version); n_past is not part of it, because
+ * SwiGLU fusion toggle, the device layers, weights_version, the KV type); n_past is not part of it, because
  * positions are data: every decode step reuses one graph and only refills inputs.
  *
  * Switching to another cached shape re-maps its saved plan: its buffers are taken back
@@ -30,6 +30,7 @@ typedef struct tp_graph_params {
     int fuse_ffn;               /* SwiGLU fusion on                                      */
     int queued_layers;          /* layers [0, k) on the queued backend                   */
     uint64_t weights_version;
+    tp_dtype kv_type;           /* KV regions stored as f32 (0, the default), f16, q8_0 */
 } tp_graph_params;
 
 /* 1 when the two params are the same reuse identity (every field equal). */

@@ -104,6 +104,13 @@ tp_status tp_backend_from_name(const char *name, int *backend);
 tp_node tp_node_init(tp_op op, const char *name);
 /* Product of shape; 0 when an extent is not positive or the product overflows size_t. */
 size_t tp_node_elements(const tp_node *node);
+/* Bytes of a row of n elements of dtype as a KV region stores it: f32 and i32 4n, f16 2n,
+ * q8_0 34 per block of 32 (an f16 scale, 32 int8; docs/quant.md). 0 when n is not a whole
+ * number of blocks or the bytes overflow size_t. */
+size_t tp_dtype_row_bytes(tp_dtype dtype, size_t n);
+/* The f32 pool elements a KV region of n_ctx rows of width elements of dtype takes: its
+ * bytes rounded up to whole floats (pools count f32 elements). 0 when a row has no size. */
+size_t tp_kv_region_elems(tp_dtype dtype, size_t width, size_t n_ctx);
 
 tp_status tp_graph_create(tp_graph **out);
 void tp_graph_destroy(tp_graph *graph);

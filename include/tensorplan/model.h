@@ -52,8 +52,12 @@ const char *tp_model_builtin_names(void);
 /* Weight names follow GGUF: the table of tensorplan/model_family.h lists every tensor, its
  * shape and the config flag that makes an optional one present. */
 
+/* Whether the model can keep its KV cache in kv_type: f32, f16, or q8_0 when head_dim is a
+ * multiple of 32 (each head's slice of a row whole blocks). TP_OK or TP_ERR_INVALID. */
+tp_status tp_model_check_kv_type(const tp_model_config *config, tp_dtype kv_type);
+
 /* Builds the decoder graph of docs/graph.md (the forward pass of docs/engine.md, either
- * family) for params (n_tokens, n_out, n_ctx), then
+ * family) for params (n_tokens, n_out, n_ctx; kv_store and kv_load of dtype kv_type), then
  * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
  * fuses SwiGLU. The caller destroys *out. */
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,

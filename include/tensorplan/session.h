@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 #define TP_DEFAULT_N_CTX 4096
+#define TP_DEFAULT_UBATCH 512 /* tokens per prefill chunk, as llama.cpp's n_ubatch */
 
 typedef struct tp_session_options {
     tp_alloc_options alloc;  /* strategy, aliasing, size classes                           */
@@ -33,6 +34,9 @@ typedef struct tp_session_options {
     int fuse_ffn;            /* SwiGLU fusion                                              */
     int tail_rows;           /* 1: prefill computes logits for the last row only          */
     size_t cache_capacity;   /* graphs kept by the cache; 0 = TP_GRAPH_CACHE_MAX           */
+    tp_dtype kv_type;        /* KV regions stored as f32 (default), f16 or q8_0            */
+    size_t ubatch;           /* a forward of more tokens runs in chunks of ubatch tokens
+                                (TP_DEFAULT_UBATCH); 0 = every forward one graph          */
 } tp_session_options;
 
 tp_session_options tp_session_options_default(void);
@@ -47,7 +51,9 @@ typedef struct tp_session_stats {
     double plan_seconds;      /* tp_alloc_graph, as the allocator measured it              */
     double exec_seconds;      /* the scheduler                                              */
     size_t last_pool_allocations; /* pool allocations made by the most recent forward      */
-    tp_plan_stats prefill_plan;   /* the plan of the last multi-token graph built           */
+    tp_plan_stats prefill_plan;   /* the plan of the largest multi-token graph built (the
+                                     last of that size): with chunked prefill, the chunk's */
+    size_t prefill_plan_tokens;   /* the tokens of that graph                               */
     tp_plan_stats decode_plan;    /* the plan of the last one-token graph built             */
 } tp_session_stats;
 
@@ -60,11 +66,16 @@ size_t tp_session_context(const tp_model_config *config, const tp_session_option
                           size_t n_first);
 
 /* The graph params a session uses for a batch of n tokens with n_out logits rows at context
- * n_ctx: the options' fusion toggle and their queued layers. The library reads no
- * environment variable (the command line maps TENSORPLAN_NO_FUSE_FFN onto the options).
- * weights_version is left 0 for the caller. */
+ * n_ctx: the options' fusion toggle, their queued layers and their KV type. The library
+ * reads no environment variable (the command line maps TENSORPLAN_NO_FUSE_FFN onto the
+ * options). weights_version is left 0 for the caller. */
 tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n, size_t n_out,
                                         size_t n_ctx);
+
+/* The tokens of the first graph a forward of n tokens runs: n, or ubatch when the options
+ * chunk (0 < ubatch < n). A forward of n tokens runs floor(n / chunk) graphs of chunk tokens
+ * and one of the rest: one cached graph per chunk size. */
+size_t tp_session_chunk(const tp_session_options *options, size_t n);
 
 /* The config and weights must outlive the session. options NULL = defaults. */
 tp_status tp_session_create(const tp_model_config *config, const tp_weights *weights,
@@ -73,7 +84,11 @@ void tp_session_destroy(tp_session *s);
 
 /* Runs n tokens at positions n_past .. n_past + n - 1 and writes the logits of the last
  * n_out rows to logits[n_out][vocab] (logits may be NULL). The first call fixes n_ctx from
- * the requested context and n. */
+ * the requested context and n. With options.ubatch below n the tokens run in chunks of
+ * ubatch (tp_session_chunk), each a graph of its own size writing its rows of the KV cache
+ * before the next reads them; a chunk none of whose rows is wanted computes the logits of
+ * its last row only, which are dropped. A failure in a later chunk leaves the earlier chunks
+ * cached (n_past counts them). */
 tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
                              float *logits);
 /* Prefill (n_out 1 when tail_rows, else every row computed and the last returned), then
@@ -92,7 +107,8 @@ tp_graph_cache *tp_session_cache(tp_session *s);
 const tp_graph *tp_session_graph(const tp_session *s); /* the last executed graph */
 tp_session_stats tp_session_get_stats(const tp_session *s);
 /* Changes the options used by later forwards (a changed fusion toggle or device layer
- * count forces a rebuild with the same allocator; n_ctx stays fixed once chosen). */
+ * count forces a rebuild with the same allocator; n_ctx stays fixed once chosen; a KV type
+ * other than the cache's is refused by the allocator at the next forward). */
 tp_status tp_session_set_options(tp_session *s, const tp_session_options *options);
 
 /* ---- sampling (docs/sampling.md) --------------------------------------------------------- */
@@ -148,7 +164,8 @@ tp_status tp_session_generate_with(tp_session *s, const int32_t *prompt, size_t 
                                    int32_t *out, size_t *n_generated, float *logits);
 
 /* Writes DIR/logits.f32 (the last forward's logits rows) and DIR/kv.L.k.f32, kv.L.v.f32
- * for every layer (the whole n_ctx rows), raw little-endian f32. */
+ * for every layer (the whole n_ctx rows), raw little-endian f32 (an f16 or q8_0 cache read
+ * back exactly as f32). */
 tp_status tp_session_dump(tp_session *s, const char *dir);
 
 #ifdef __cplusplus

@@ -22,7 +22,7 @@ static void count_buffers(const tp_allocator *a, const tp_plan *p, tp_plan_stats
         s->bytes_per_backend[p->held[i].backend] += bytes;
     }
     for (size_t i = 0; i < a->n_persistent; i++) {
-        size_t bytes = a->persistent[i].elems * sizeof(float);
+        size_t bytes = a->persistent[i].bytes;
         s->persistent_buffers++;
         s->persistent_bytes += bytes;
         s->buffers_per_backend[a->persistent[i].backend]++;

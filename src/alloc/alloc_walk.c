@@ -200,8 +200,10 @@ tp_status tp_walk_run(walk *w)
             /* The node's buffer is the K region, mapped even though a store has no
              * consumer; V is reached only through kv_pair. */
             tp_bufref k;
-            st = tp_alloc_ensure_kv(w->a, node->p.layer, tp_alloc_node_backend(node),
-                                    tp_node_elements(node), &k, NULL);
+            st = tp_alloc_ensure_kv_typed(w->a, node->p.layer, tp_alloc_node_backend(node),
+                                          node->dtype, (size_t)node->shape[0],
+                                          tp_node_elements(node) / (size_t)node->shape[0], &k,
+                                          NULL);
             if (st != TP_OK) {
                 char why[512];
                 snprintf(why, sizeof why, "%s", tp_last_error());

@@ -32,7 +32,8 @@ int tp_graph_params_equal(const tp_graph_params *a, const tp_graph_params *b)
      * n_tokens == 1, so equal n_tokens means equal types. */
     return a->n_tokens == b->n_tokens && a->n_out == b->n_out && a->n_ctx == b->n_ctx &&
            a->fuse_ffn == b->fuse_ffn &&
-           a->queued_layers == b->queued_layers && a->weights_version == b->weights_version;
+           a->queued_layers == b->queued_layers && a->weights_version == b->weights_version &&
+           a->kv_type == b->kv_type;
 }
 
 tp_status tp_graph_cache_create(tp_allocator *alloc, size_t capacity,

@@ -7,6 +7,8 @@
 #include "backend/cpu_exec.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
+#include "tensorplan/kv_kernels.h"
+#include "tensorplan/ops.h"
 #include "tensorplan/quant.h"
 #include "tensorplan/weights.h"
 
@@ -14,7 +16,10 @@ int tp_cpu_supports(tp_op op, tp_dtype dtype)
 {
     if (op >= TP_OP_COUNT)
         return 0;
-    /* i32 tensors are host-filled inputs carried in f32 buffers; everything computed is f32 */
+    /* i32 tensors are host-filled inputs carried in f32 buffers; everything computed is f32;
+     * the KV regions are stored in the cache type */
+    if (tp_op_is_kv_region(op))
+        return dtype == TP_DTYPE_F32 || dtype == TP_DTYPE_F16 || dtype == TP_DTYPE_Q8_0;
     return dtype == TP_DTYPE_F32 || (dtype == TP_DTYPE_I32 && op == TP_OP_INPUT);
 }
 
@@ -60,14 +65,19 @@ static tp_status weight(const tp_exec_args *a, const char *name, const tp_weight
     return TP_OK;
 }
 
-static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, size_t row, float **K,
-                            float **V)
+/* The layer's K and V regions, n_ctx rows of `row` elements stored as type. */
+static tp_status kv_regions(tp_backend *b, const tp_exec_args *a, tp_dtype type, size_t row,
+                            float **K, float **V)
 {
     const tp_node *nd = a->node;
     if (!a->has_kv)
         return tp_fail(TP_ERR_INVALID, "node %zu '%s': no KV regions were resolved for layer %d",
                        nd->id, nd->name, nd->p.layer);
-    size_t need = row * a->n_ctx;
+    size_t need = tp_kv_region_elems(type, row, a->n_ctx);
+    if (need == 0)
+        return tp_fail(TP_ERR_INVALID, "node %zu '%s': a KV region of %zu rows of %zu %s "
+                       "elements has no size", nd->id, nd->name, a->n_ctx, row,
+                       tp_dtype_name(type));
     tp_bufref k = {b->id, a->kv_k, 0, need}, v = {b->id, a->kv_v, 0, need};
     tp_status st = window(b, nd, &k, need, "K region", K);
     if (st == TP_OK)
@@ -200,14 +210,17 @@ static tp_status run_kv(tp_backend *b, const tp_exec_args *a, size_t d, size_t n
         const tp_node *k = &a->graph->nodes[nd->src[0]];
         TP_TRY(src_window(b, a, 1, &s1));
         TP_TRY(src_window(b, a, 2, &s2));
-        TP_TRY(kv_regions(b, a, d, &K, &V));
-        return tp_kernel_kv_store(s0, s1, s2, d, (size_t)k->shape[1], K, V, a->n_ctx);
+        TP_TRY(kv_regions(b, a, nd->dtype, d, &K, &V));
+        return tp_kernel_kv_store_typed(nd->dtype, s0, s1, s2, d, (size_t)k->shape[1], K, V,
+                                        a->n_ctx);
     }
     TP_TRY(src_window(b, a, 2, &s2));
     size_t kv_row = (size_t)nd->p.n_head_kv * (size_t)nd->p.head_dim;
-    TP_TRY(kv_regions(b, a, kv_row, &K, &V));
-    return tp_kernel_attn(s0, K, V, s2, (size_t)nd->p.n_head, (size_t)nd->p.n_head_kv,
-                          (size_t)nd->p.head_dim, n_tok, a->n_ctx, out, 0);
+    const tp_dtype type = a->graph->nodes[nd->src[1]].dtype; /* the kv_load's */
+    TP_TRY(kv_regions(b, a, type, kv_row, &K, &V));
+    return tp_kernel_attn_typed(type, s0, K, V, s2, (size_t)nd->p.n_head,
+                                (size_t)nd->p.n_head_kv, (size_t)nd->p.head_dim, n_tok, a->n_ctx,
+                                out, 0);
 }
 
 static tp_status run_elementwise(tp_backend *b, const tp_exec_args *a, size_t n, float *out)

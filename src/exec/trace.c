@@ -126,6 +126,12 @@ void tp_trace_node(tp_trace *t, const tp_node *nd, const tp_bufref *ref, const f
         t->nodes_in_run++;
         return;
     }
+    if (nd->dtype == TP_DTYPE_F16 || nd->dtype == TP_DTYPE_Q8_0) {
+        /* a KV node whose window holds rows stored in the cache type, not f32 values */
+        fputs(", \"sample\": []}", f);
+        t->nodes_in_run++;
+        return;
+    }
     double mn = INFINITY, mx = -INFINITY, sum = 0, ss = 0;
     size_t nan = 0, inf = 0, finite = 0;
     for (size_t i = 0; i < n; i++) {

@@ -133,6 +133,30 @@ size_t tp_node_elements(const tp_node *node)
     return n;
 }
 
+size_t tp_dtype_row_bytes(tp_dtype dtype, size_t n)
+{
+    switch (dtype) {
+    case TP_DTYPE_F32:
+    case TP_DTYPE_I32:
+        return n > SIZE_MAX / 4 ? 0 : 4 * n;
+    case TP_DTYPE_F16:
+        return n > SIZE_MAX / 2 ? 0 : 2 * n;
+    case TP_DTYPE_Q8_0: /* blocks of 32: an f16 scale and 32 int8 (docs/quant.md) */
+        return n % 32 != 0 || n / 32 > SIZE_MAX / 34 ? 0 : n / 32 * 34;
+    default:
+        return 0;
+    }
+}
+
+size_t tp_kv_region_elems(tp_dtype dtype, size_t width, size_t n_ctx)
+{
+    size_t row = tp_dtype_row_bytes(dtype, width);
+    if (row == 0 || n_ctx == 0 || row > SIZE_MAX / n_ctx)
+        return 0;
+    size_t bytes = row * n_ctx;
+    return bytes / sizeof(float) + (bytes % sizeof(float) != 0);
+}
+
 tp_status tp_graph_create(tp_graph **out)
 {
     if (!out)

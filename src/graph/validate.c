@@ -370,11 +370,20 @@ static tp_status validate_node(vctx *c, size_t i)
         return refuse(c, i, "src", "expected %d or %d sources for op %s, got %zu",
                       info->min_src, info->max_src, tp_op_name(nd->op), nd->n_src);
 
-    /* Every op but input computes in f32; the i32 nodes are host-filled ids and positions. */
+    /* Every op but input computes in f32 (the i32 nodes are host-filled ids and positions);
+     * kv_store and kv_load name regions stored in the cache type. */
     if (nd->op == TP_OP_INPUT) {
         if (nd->dtype != TP_DTYPE_I32 && nd->dtype != TP_DTYPE_F32)
             return refuse(c, i, "dtype", "expected i32 or f32 for an input, got %s",
                           tp_dtype_name(nd->dtype));
+    } else if (info->kv_region) {
+        /* the KV regions are stored in the cache type: f32, f16 or q8_0 */
+        if (nd->dtype == TP_DTYPE_I32)
+            return refuse(c, i, "dtype", "expected f32, f16 or q8_0 for op %s, got %s",
+                          tp_op_name(nd->op), tp_dtype_name(nd->dtype));
+        if (nd->dtype == TP_DTYPE_Q8_0 && (nd->p.head_dim <= 0 || nd->p.head_dim % 32 != 0))
+            return refuse(c, i, "head_dim", "expected a multiple of 32 for a q8_0 KV region "
+                          "(each head whole blocks of 32), got %d", nd->p.head_dim);
     } else if (nd->dtype != TP_DTYPE_F32) {
         return refuse(c, i, "dtype", "expected f32 for op %s, got %s", tp_op_name(nd->op),
                       tp_dtype_name(nd->dtype));
@@ -402,6 +411,10 @@ static tp_status validate_node(vctx *c, size_t i)
             return refuse(c, i, "shape", "expected the shape %s of node %zu (%s), the same "
                           "layer's KV region, got %s", shape_str(o, a, sizeof a), o->id,
                           o->name, shape_str(nd, b, sizeof b));
+        if (o->dtype != nd->dtype)
+            return refuse(c, i, "dtype", "expected the dtype %s of node %zu (%s), the same "
+                          "layer's KV region, got %s", tp_dtype_name(o->dtype), o->id, o->name,
+                          tp_dtype_name(nd->dtype));
     }
     return TP_OK;
 }

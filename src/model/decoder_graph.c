@@ -165,6 +165,7 @@ typedef struct builder {
     const tp_model_config *c;
     tp_status st;
     int layer;
+    tp_dtype kv_type; /* the dtype of the kv_store and kv_load nodes */
 } builder;
 
 static void fmt_name(char *dst, const char *fmt, va_list ap)
@@ -289,9 +290,11 @@ static size_t attention(builder *b, size_t x, const graph_inputs *in)
 
     tp_node nd = make(b, TP_OP_KV_STORE, "kv_store", 3, (size_t[]){rk, v, in->positions});
     kv_params(b, &nd);
+    nd.dtype = b->kv_type;
     emit(b, &nd, n_kv, in->n_ctx);
     nd = make(b, TP_OP_KV_LOAD, "kv_load", 0, NULL);
     kv_params(b, &nd);
+    nd.dtype = b->kv_type;
     size_t kv = emit(b, &nd, n_kv, in->n_ctx);
     nd = make(b, TP_OP_ATTN, "attn", 3, (size_t[]){rq, kv, in->positions});
     kv_params(b, &nd);
@@ -324,6 +327,17 @@ static size_t layer(builder *b, size_t h, const graph_inputs *in, int64_t narrow
     return op2(b, TP_OP_ADD, "ffn_residual", resid, down, ne, rows);
 }
 
+tp_status tp_model_check_kv_type(const tp_model_config *config, tp_dtype kv_type)
+{
+    if (kv_type != TP_DTYPE_F32 && kv_type != TP_DTYPE_F16 && kv_type != TP_DTYPE_Q8_0)
+        return tp_fail(TP_ERR_INVALID, "model '%s': expected a KV type f32, f16 or q8_0, got %s",
+                       config->name, tp_dtype_name(kv_type));
+    if (kv_type == TP_DTYPE_Q8_0 && config->head_dim % 32 != 0)
+        return tp_fail(TP_ERR_INVALID, "model '%s': a q8_0 KV cache needs head_dim a multiple "
+                       "of 32 (blocks of 32 per head), got %d", config->name, config->head_dim);
+    return TP_OK;
+}
+
 /* The config, then the params against it: 1 <= n_out <= n_tokens <= n_ctx <= max_ctx. */
 static tp_status check_params(const tp_model_config *config, const tp_graph_params *params)
 {
@@ -341,7 +355,7 @@ static tp_status check_params(const tp_model_config *config, const tp_graph_para
     if (params->queued_layers < 0)
         return tp_fail(TP_ERR_INVALID, "model '%s': queued_layers %d < 0", config->name,
                        params->queued_layers);
-    return TP_OK;
+    return tp_model_check_kv_type(config, params->kv_type);
 }
 
 tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
@@ -366,7 +380,7 @@ tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_par
     snprintf(g->kind, sizeof g->kind, "%s", nt == 1 ? "decode" : "prefill");
     g->n_ctx = (int64_t)n_ctx;
 
-    builder b = {g, c, TP_OK, -1};
+    builder b = {g, c, TP_OK, -1, params->kv_type};
     graph_inputs in = {0, 0, 0, (int64_t)nt, (int64_t)n_ctx};
     b.st = tp_graph_add_input(g, "token_ids", nt, TP_DTYPE_I32, &in.token_ids);
     if (b.st == TP_OK)

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/clock.h"
 #include "common/grow.h"
+#include "tensorplan/quant.h"
 
 struct tp_session {
     const tp_model_config *c;
@@ -36,6 +37,8 @@ tp_session_options tp_session_options_default(void)
     o.fuse_ffn = 1;
     o.tail_rows = 1;
     o.cache_capacity = 0;
+    o.kv_type = TP_DTYPE_F32;
+    o.ubatch = TP_DEFAULT_UBATCH;
     return o;
 }
 
@@ -101,7 +104,14 @@ tp_graph_params tp_session_graph_params(const tp_session_options *options, size_
     p.n_ctx = n_ctx;
     p.fuse_ffn = o->fuse_ffn;
     p.queued_layers = o->queued_layers;
+    p.kv_type = o->kv_type;
     return p;
+}
+
+size_t tp_session_chunk(const tp_session_options *options, size_t n)
+{
+    const size_t u = options ? options->ubatch : TP_DEFAULT_UBATCH;
+    return u > 0 && u < n ? u : n;
 }
 
 tp_status tp_session_set_options(tp_session *s, const tp_session_options *options)
@@ -178,6 +188,102 @@ static tp_status check_logits(tp_session *s, tp_allocator *alloc, const tp_graph
                    non_finite_name(v), msg);
 }
 
+/* The graph for params, from the cache or built and planned; its plan recorded in the
+ * statistics by kind (one token: decode; else prefill, the largest one). */
+static tp_status current_graph(tp_session *s, const tp_graph_params *params, int prefill)
+{
+    tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
+    int reused = 0;
+    tp_status st = tp_graph_cache_try_reuse(s->cache, params, &reused);
+    if (st != TP_OK)
+        return st;
+    if (reused) {
+        s->stats.reuses++;
+        return TP_OK;
+    }
+    double tb = tp_clock_seconds();
+    tp_graph *g = NULL;
+    st = tp_model_build_graph(s->c, params, &g);
+    s->stats.build_seconds += tp_clock_seconds() - tb;
+    if (st != TP_OK)
+        return st;
+    st = tp_graph_cache_replace_graph(s->cache, g, params);
+    if (st != TP_OK) {
+        tp_graph_destroy(g);
+        return st;
+    }
+    s->stats.builds++;
+    tp_plan_stats ps = tp_alloc_stats(alloc);
+    s->stats.plan_seconds += ps.plan_seconds;
+    if (params->n_tokens == 1 && !(prefill && s->n_past == 0 && s->stats.forwards == 0)) {
+        s->stats.decode_plan = ps;
+    } else if (params->n_tokens >= s->stats.prefill_plan_tokens) {
+        s->stats.prefill_plan = ps;
+        s->stats.prefill_plan_tokens = params->n_tokens;
+    }
+    return TP_OK;
+}
+
+/* One graph: n tokens at n_past, the logits of the last n_out rows into s->last_logits. */
+static tp_status forward_batch(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
+                               int prefill)
+{
+    tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
+    tp_graph_params params = tp_session_graph_params(&s->opt, n, n_out, s->n_ctx);
+    params.weights_version = tp_weights_version(s->w);
+    TP_TRY(current_graph(s, &params, prefill));
+    const tp_graph *g = tp_graph_cache_current(s->cache);
+    if (!g || g->n_outputs != 1)
+        return tp_fail(TP_ERR_INVALID, "session: the cache holds no graph with one output");
+    TP_TRY(fill_inputs(s, g, tokens, n, n_out));
+    tp_exec_stats es;
+    tp_status st = tp_execute(alloc, g, s->w, &s->opt.exec, &es);
+    s->stats.exec_seconds += es.seconds;
+    if (st != TP_OK)
+        return st;
+
+    tp_bufref out;
+    size_t vocab = (size_t)s->c->vocab;
+    if (!tp_alloc_node_buffer(alloc, g->outputs[0], &out) || out.len != n_out * vocab)
+        return tp_fail(TP_ERR_INVALID, "session: the logits node has no %zu x %zu window",
+                       n_out, vocab);
+    if (s->last_rows != n_out) {
+        float *p = realloc(s->last_logits, out.len * sizeof *p);
+        if (!p)
+            return tp_fail(TP_ERR_NOMEM, "session: out of memory");
+        s->last_logits = p;
+        s->last_rows = n_out;
+    }
+    TP_TRY(tp_alloc_read(alloc, &out, s->last_logits));
+    TP_TRY(check_logits(s, alloc, g, tokens, n, n_out));
+    s->last_graph = g;
+    s->n_past += n;
+    s->stats.forwards++;
+    return TP_OK;
+}
+
+/* The chunks of a forward of n tokens whose last n_out rows are wanted: each chunk's wanted
+ * rows are its own last rows, gathered into *all (n_out rows) when more than the last chunk
+ * holds them; a chunk without one computes its last row's logits only. */
+static tp_status forward_chunks(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
+                                int prefill, float **all)
+{
+    const size_t chunk = tp_session_chunk(&s->opt, n), first_wanted = n - n_out;
+    const size_t vocab = (size_t)s->c->vocab;
+    for (size_t a = 0; a < n; a += chunk) {
+        const size_t b = a + chunk < n ? a + chunk : n;
+        const size_t from = a > first_wanted ? a : first_wanted;
+        const size_t want = b > from ? b - from : 0;
+        TP_TRY(forward_batch(s, tokens + a, b - a, want ? want : 1, prefill));
+        if (!want || want == n_out)
+            continue;
+        if (!*all && !(*all = malloc(n_out * vocab * sizeof **all)))
+            return tp_fail(TP_ERR_NOMEM, "session: out of memory");
+        memcpy(*all + (from - first_wanted) * vocab, s->last_logits, want * vocab * sizeof **all);
+    }
+    return TP_OK;
+}
+
 tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
                              float *logits)
 {
@@ -204,69 +310,19 @@ tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, siz
     double t0 = tp_clock_seconds();
     tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
     size_t allocs0 = tp_alloc_pool_allocations(alloc);
-    tp_graph_params params = tp_session_graph_params(&s->opt, n, n_out, n_ctx);
-    params.weights_version = tp_weights_version(s->w);
-
-    int reused = 0;
-    tp_status st = tp_graph_cache_try_reuse(s->cache, &params, &reused);
-    if (st != TP_OK)
-        return st;
-    if (!reused) {
-        double tb = tp_clock_seconds();
-        tp_graph *g = NULL;
-        st = tp_model_build_graph(s->c, &params, &g);
-        s->stats.build_seconds += tp_clock_seconds() - tb;
-        if (st != TP_OK)
-            return st;
-        st = tp_graph_cache_replace_graph(s->cache, g, &params);
-        if (st != TP_OK) {
-            tp_graph_destroy(g);
-            return st;
-        }
-        s->stats.builds++;
-        tp_plan_stats ps = tp_alloc_stats(alloc);
-        s->stats.plan_seconds += ps.plan_seconds;
-        if (prefill)
-            s->stats.prefill_plan = ps;
-        else
-            s->stats.decode_plan = ps;
-    } else {
-        s->stats.reuses++;
-    }
-    const tp_graph *g = tp_graph_cache_current(s->cache);
-    if (!g || g->n_outputs != 1)
-        return tp_fail(TP_ERR_INVALID, "session: the cache holds no graph with one output");
-    st = fill_inputs(s, g, tokens, n, n_out);
-    if (st != TP_OK)
-        return st;
-    tp_exec_stats es;
-    st = tp_execute(alloc, g, s->w, &s->opt.exec, &es);
-    s->stats.exec_seconds += es.seconds;
-    if (st != TP_OK)
-        return st;
-
-    tp_bufref out;
-    size_t vocab = (size_t)s->c->vocab;
-    if (!tp_alloc_node_buffer(alloc, g->outputs[0], &out) || out.len != n_out * vocab)
-        return tp_fail(TP_ERR_INVALID, "session: the logits node has no %zu x %zu window",
-                       n_out, vocab);
-    if (s->last_rows != n_out) {
-        float *p = realloc(s->last_logits, out.len * sizeof *p);
-        if (!p)
-            return tp_fail(TP_ERR_NOMEM, "session: out of memory");
-        s->last_logits = p;
+    float *all = NULL;
+    tp_status st = forward_chunks(s, tokens, n, n_out, prefill, &all);
+    if (st == TP_OK && all) {
+        free(s->last_logits);
+        s->last_logits = all;
         s->last_rows = n_out;
+        all = NULL;
     }
-    st = tp_alloc_read(alloc, &out, s->last_logits);
-    if (st == TP_OK)
-        st = check_logits(s, alloc, g, tokens, n, n_out);
+    free(all);
     if (st != TP_OK)
         return st;
     if (logits)
-        memcpy(logits, s->last_logits, out.len * sizeof *logits);
-    s->last_graph = g;
-    s->n_past += n;
-    s->stats.forwards++;
+        memcpy(logits, s->last_logits, n_out * (size_t)s->c->vocab * sizeof *logits);
     s->stats.last_pool_allocations = tp_alloc_pool_allocations(alloc) - allocs0;
     double dt = tp_clock_seconds() - t0;
     if (prefill) {
@@ -400,6 +456,29 @@ static tp_status write_f32(const char *dir, const char *name, const float *data,
     return TP_OK;
 }
 
+/* Region r (n_ctx rows of width elements in its type) as f32 into *buf (grown as needed). */
+static tp_status region_f32(tp_allocator *alloc, const tp_bufref *ref, tp_dtype type,
+                            size_t width, float **buf, size_t *cap, size_t *n)
+{
+    const size_t row = tp_dtype_row_bytes(type, width);
+    const size_t rows = row ? ref->len * sizeof(float) / row : 0;
+    *n = type == TP_DTYPE_F32 ? ref->len : rows * width;
+    if (ref->len + *n > *cap)
+        TP_TRY(TP_GROW(buf, cap, ref->len + *n));
+    /* the raw region after the f32 rows it becomes */
+    float *raw = *buf + *n;
+    TP_TRY(tp_alloc_read(alloc, ref, raw));
+    if (type == TP_DTYPE_F32) {
+        memcpy(*buf, raw, *n * sizeof(float));
+        return TP_OK;
+    }
+    const uint32_t id = type == TP_DTYPE_F16 ? TP_TYPE_F16 : TP_TYPE_Q8_0;
+    for (size_t r = 0; r < rows; r++)
+        TP_TRY(tp_dequantize_row(id, (const unsigned char *)raw + r * row, *buf + r * width,
+                                 width));
+    return TP_OK;
+}
+
 tp_status tp_session_dump(tp_session *s, const char *dir)
 {
     if (!s || !dir)
@@ -410,23 +489,23 @@ tp_status tp_session_dump(tp_session *s, const char *dir)
     if (s->last_logits)
         st = write_f32(dir, "logits.f32", s->last_logits, s->last_rows * (size_t)s->c->vocab);
     tp_allocator *alloc = tp_graph_cache_allocator(s->cache);
+    const size_t width = (size_t)s->c->n_head_kv * (size_t)s->c->head_dim;
     float *buf = NULL;
     size_t cap = 0;
     for (int L = 0; st == TP_OK && L < s->c->n_layer; L++) {
         tp_bufref kv[2];
         if (!tp_alloc_kv_pair(alloc, L, &kv[0], &kv[1]))
             continue;
+        char name[64];
+        snprintf(name, sizeof name, "kv.%d.k", L);
+        const tp_persistent_region *r = tp_alloc_find_persistent(alloc, name);
+        const tp_dtype type = r ? r->dtype : TP_DTYPE_F32;
         for (int which = 0; which < 2 && st == TP_OK; which++) {
-            if (kv[which].len > cap) {
-                st = TP_GROW(&buf, &cap, kv[which].len);
-                if (st != TP_OK)
-                    break;
-            }
-            st = tp_alloc_read(alloc, &kv[which], buf);
-            char name[64];
+            size_t n = 0;
+            st = region_f32(alloc, &kv[which], type, width, &buf, &cap, &n);
             snprintf(name, sizeof name, "kv.%d.%c.f32", L, which ? 'v' : 'k');
             if (st == TP_OK)
-                st = write_f32(dir, name, buf, kv[which].len);
+                st = write_f32(dir, name, buf, n);
         }
     }
     free(buf);

@@ -12,6 +12,7 @@ struct ref_model {
     const tp_weights *w;
     size_t n_ctx, n_past;
     double **K, **V;   /* per layer: n_ctx rows of n_head_kv * head_dim */
+    uint32_t kv_type;  /* 0 (F32: kept exact in double), 1 (F16) or 8 (Q8_0) */
     size_t n_tensors;
     double **values;   /* per registry entry: rows * cols doubles */
 };
@@ -33,6 +34,53 @@ static double half(unsigned h)
     if (e == 31)
         return f ? NAN : s * INFINITY;
     return s * ldexp((double)(f + 1024u), (int)e - 25);
+}
+
+/* x rounded to the nearest binary16 value, ties to even (nearbyint in the default
+ * rounding mode); 2^-24 is the spacing of the subnormals, 2^(e-10) that of binade e. */
+static double round_half(double x)
+{
+    if (x == 0 || !isfinite(x))
+        return x;
+    int e;
+    (void)frexp(x, &e); /* |x| in [2^(e-1), 2^e) */
+    int q = e - 1 - 10;
+    if (q < -24)
+        q = -24;
+    double r = ldexp(nearbyint(ldexp(x, -q)), q);
+    return fabs(r) > 65504.0 ? copysign(INFINITY, r) : r;
+}
+
+/* A row stored in a KV cache of the type, as attention reads it back: F16 rounds each value;
+ * Q8_0 (blocks of 32) takes d = max|x| / 127, stores it as binary16, and each value as
+ * q = round half away from zero (x / d), read back as q * half(d) (docs/quant.md). */
+static void round_kv_row(uint32_t type, double *x, size_t n)
+{
+    if (type == 1) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = round_half(x[i]);
+        return;
+    }
+    if (type != 8)
+        return;
+    for (size_t b = 0; b + 32 <= n; b += 32) {
+        double amax = 0;
+        for (size_t j = 0; j < 32; j++)
+            amax = fmax(amax, fabs(x[b + j]));
+        double d = amax / 127.0, dh = round_half(d);
+        for (size_t j = 0; j < 32; j++)
+            x[b + j] = d == 0 ? 0 : round(x[b + j] / d) * dh;
+    }
+}
+
+int ref_model_set_kv_type(ref_model *m, uint32_t type)
+{
+    if (type != 0 && type != 1 && type != 8)
+        return -1;
+    if (type == 8 && m->c->head_dim % 32 != 0)
+        return -1;
+    m->kv_type = type;
+    return 0;
 }
 
 /* Q4_K scale and min j of the 12 packed bytes (6 bits each). */
@@ -401,6 +449,8 @@ static int run_layer(ref_model *m, int L, size_t n, scratch *s)
         matvec(w.wv, w.bv, s->x, ne, nkv, s->v);
         rope(c, freqs, s->q + t * nq, nh, pos);
         rope(c, freqs, s->k, nkvh, pos);
+        round_kv_row(m->kv_type, s->k, nkv);
+        round_kv_row(m->kv_type, s->v, nkv);
         memcpy(m->K[L] + pos * nkv, s->k, nkv * sizeof *s->k);
         memcpy(m->V[L] + pos * nkv, s->v, nkv * sizeof *s->v);
     }

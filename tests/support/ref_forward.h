@@ -26,6 +26,11 @@ void ref_model_destroy(ref_model *m);
  * success, -1 if the positions would pass n_ctx or a weight is missing. */
 int ref_model_forward(ref_model *m, const int32_t *tokens, size_t n, double *logits);
 
+/* From now on every K and V row the model caches is rounded as a KV cache of that ggml type
+ * id stores it: 0 F32 (kept exact, the default), 1 F16, 8 Q8_0 (head_dim a multiple of 32).
+ * Returns 0, or -1 for another type. */
+int ref_model_set_kv_type(ref_model *m, uint32_t type);
+
 size_t ref_model_n_past(const ref_model *m);
 /* Cached K / V of a layer: n_ctx rows of n_head_kv * head_dim (doubles). */
 const double *ref_model_k(const ref_model *m, int layer);
