@@ -794,6 +794,39 @@ static void test_matmul_every_type(void **state)
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
+/* Float rows longer than one slice: each token's outputs are the same bits whether the token
+ * is multiplied alone (decode) or inside a block of 64 (prefill), in every form. */
+static void test_matmul_float_token_count(void **state)
+{
+    (void)state;
+    const size_t n_in = 2085, n_out = 11, n_tok = 70;
+    const uint32_t types[] = {TP_TYPE_F32, TP_TYPE_F16, TP_TYPE_BF16};
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+        for (size_t ti = 0; ti < 3; ti++) {
+            uint8_t *W = rand_blocks(types[ti], n_in * n_out, 0);
+            float *x = rand_floats(n_in * n_tok, 1.0f), *b = rand_floats(n_out, 1.0f);
+            float *y = malloc(n_out * n_tok * sizeof *y), one[11];
+            assert_non_null(y);
+            assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x, n_in, n_out, n_tok, y, 2),
+                             TP_OK);
+            for (size_t t = 0; t < n_tok; t += 13) {
+                assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x + t * n_in, n_in,
+                                                         n_out, 1, one, 1),
+                                 TP_OK);
+                assert_memory_equal(one, y + t * n_out, sizeof one);
+            }
+            free(W);
+            free(x);
+            free(b);
+            free(y);
+        }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
 static void test_matmul_f32_shapes(void **state)
 {
     (void)state;
@@ -965,6 +998,7 @@ int main(void)
         cmocka_unit_test(test_quantize_refusals),
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),
+        cmocka_unit_test(test_matmul_float_token_count),
         cmocka_unit_test(test_forms_match_portable),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),

@@ -77,18 +77,28 @@ static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x,
 /* Float rows: for each block of tokens and each slice of MM_K_BLOCK elements, tiles of four
  * rows (a form with fewer registers splits them further) by four tokens. A thread's weight
  * rows stream once per token block and slice while the block's slice of the tokens (64 x
- * 1,024 f32, 256 KiB) stays in the second-level cache. The slices depend on n_in only, so
- * the sums never depend on the thread split or on the number of tokens. */
+ * 1,024 f32, 256 KiB) stays in the second-level cache. Up to four tokens (decode) fit in
+ * cache whole: each row tile then takes its slices one after the other, so the rows stream
+ * in address order. Each output sums its slices in the same order either way, and the
+ * slices depend on n_in only, so the sums never depend on the thread split or on the number
+ * of tokens. */
 static void mm_float_range(const mm_ctx *c, size_t r0, size_t r1, size_t t0, size_t t1)
 {
-    for (size_t k0 = 0; k0 < c->n_in; k0 += MM_K_BLOCK) {
-        size_t kn = c->n_in - k0 < MM_K_BLOCK ? c->n_in - k0 : MM_K_BLOCK;
-        for (size_t r = r0; r < r1; r += TP_QDOT_ROWS) {
-            int n_r = r1 - r < TP_QDOT_ROWS ? (int)(r1 - r) : TP_QDOT_ROWS;
-            for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
-                mm_float_rows(c, r, n_r, t,
-                              t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS, k0, kn);
-        }
+    int few = t1 - t0 <= TP_QDOT_TOKENS;
+    size_t k_step = few ? c->n_in : MM_K_BLOCK, r_step = few ? TP_QDOT_ROWS : r1 - r0;
+    for (size_t ro = r0; ro < r1; ro += r_step) {
+        size_t re = r1 - ro < r_step ? r1 : ro + r_step;
+        for (size_t ko = 0; ko < c->n_in; ko += k_step)
+            for (size_t r = ro; r < re; r += TP_QDOT_ROWS) {
+                int n_r = re - r < TP_QDOT_ROWS ? (int)(re - r) : TP_QDOT_ROWS;
+                for (size_t k0 = ko; k0 < ko + k_step && k0 < c->n_in; k0 += MM_K_BLOCK) {
+                    size_t kn = c->n_in - k0 < MM_K_BLOCK ? c->n_in - k0 : MM_K_BLOCK;
+                    for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
+                        mm_float_rows(c, r, n_r, t,
+                                      t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS,
+                                      k0, kn);
+                }
+            }
     }
 }
 
