@@ -1,6 +1,6 @@
 #!/bin/sh
-# tensorplan and llama.cpp side by side on the same GGUF files (its figures are to be recorded
-# in BENCHMARKS.md, which has no section of them yet). llama.cpp is not part of this project: build it by hand from its public
+# tensorplan and llama.cpp side by side on the same GGUF files (BENCHMARKS.md, "Side by side
+# with llama.cpp"). llama.cpp is not part of this project: build it by hand from its public
 # source and point TP_LLAMA_CPP_BIN at the folder holding llama-bench, llama-quantize,
 # llama-cli and llama-tokenize. Without it this script says so and exits 0.
 #

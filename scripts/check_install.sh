@@ -1,7 +1,8 @@
 #!/bin/bash
-# Installs a built tree into a temporary prefix and builds, against the installed files only,
-# the README's C example and a C++ program (tests/install/consumer.cpp): once through
-# pkg-config, once through the CMake package; then runs them. Usage:
+# Installs a built tree into a temporary prefix, checks each installed header on its own
+# (scripts/check_headers.sh) and builds, against the installed files only, the README's C
+# example and a C++ program (tests/install/consumer.cpp): once through pkg-config, once
+# through the CMake package; then runs them. Usage:
 #   scripts/check_install.sh [BUILD_DIR]        (default build; it must be built already)
 # Exits non-zero at the first failure. Nothing outside the temporary folder is written but
 # BUILD_DIR/install_manifest_tensorplan.txt.
@@ -17,6 +18,9 @@ for f in include/tensorplan/planner.h include/tensorplan/version.h lib/libtensor
          lib/pkgconfig/tensorplan.pc lib/cmake/tensorplan/tensorplanConfig.cmake; do
   [ -f "$prefix/$f" ] || { echo "check_install: $f not installed" >&2; exit 1; }
 done
+
+# every installed header alone, as C and C++, and its example (scripts/check_headers.sh)
+sh "$root/scripts/check_headers.sh" "$prefix/include" gcc g++ >/dev/null
 
 expect_c=$'tensor 0 at offset 0\ntensor 1 at offset 100\ntensor 2 at offset 0\narena 180 bytes, peak 180 bytes'
 expect_cxx=$'a 0\nb 100\nc 0\narena 180'

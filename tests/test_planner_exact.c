@@ -639,12 +639,20 @@ static void test_the_time_limit_holds_when_every_node_is_expensive(void **state)
     o.time_limit_seconds = 0.3;
     tp_plan_report rep;
     const double t0 = seconds_now();
-    assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &arena, &rep), TP_OK);
+    const tp_status st = tp_plan_offsets_ex(t, n, &o, off, &arena, &rep);
     const double took = seconds_now() - t0;
     assert_true(took < (sanitized() ? 4.0 : 1.5));
     assert_true(rep.timed_out);
     assert_false(rep.proven_optimal);
-    tpt_assert_sound_offsets(t, n, off, arena, 1);
+    /* On a slow (sanitized, loaded) machine the limit may end even the first greedy order:
+     * then there is no plan, and the call says so (planner.h, TP_ERR_TIMEOUT). */
+    if (st == TP_ERR_TIMEOUT) {
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(off[i], 0);
+    } else {
+        assert_int_equal(st, TP_OK);
+        tpt_assert_sound_offsets(t, n, off, arena, 1);
+    }
     free(t);
     free(off);
 }

@@ -1,5 +1,20 @@
 /* tensorplan: the graph allocator (docs/allocator.md).
  *
+ * Example, given a graph with an output, `const tp_graph *graph` (graph.h):
+ *
+ *     tp_allocator *alloc;
+ *     tp_bufref out;
+ *     if (tp_allocator_create_host(&alloc) != TP_OK)
+ *         return 1;
+ *     tp_alloc_options options = tp_alloc_options_default();
+ *     options.strategy = TP_STRATEGY_ARENA;
+ *     tp_status st = tp_alloc_graph(alloc, graph, &options);
+ *     if (st == TP_OK && tp_alloc_node_buffer(alloc, graph->outputs[0], &out))
+ *         printf("output: buffer %zu, elements %zu + %zu\n", out.id, out.offset, out.len);
+ *     // then fill the inputs (tp_alloc_fill_input) and run it (tp_execute, exec.h)
+ *     tp_allocator_destroy(alloc);                   // the backends, their pools and the plan
+ *     return st == TP_OK ? 0 : 1;
+ *
  * The allocator owns the backends (and so their pools), the persistent regions (the KV
  * cache: kv.L.k and kv.L.v per layer) and the current graph's plan: which window of which
  * pool buffer holds each node's output. tp_alloc_graph walks a finished graph once in
@@ -11,8 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/backend.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,45 +56,46 @@ typedef struct tp_alloc_options {
     int size_classes;       /* 1: activations requested by tp_size_class; 0: exact sizes */
 } tp_alloc_options;
 
-tp_alloc_options tp_alloc_options_default(void);
-const char *tp_alloc_strategy_name(tp_alloc_strategy s); /* "pool", "arena", "naive" */
-tp_status tp_alloc_strategy_from_name(const char *name, tp_alloc_strategy *s);
-const char *tp_alias_policy_name(tp_alias_policy p); /* "sole-consumer", "last-consumer", "none" */
-tp_status tp_alias_policy_from_name(const char *name, tp_alias_policy *p);
+TP_API tp_alloc_options tp_alloc_options_default(void);
+TP_API const char *tp_alloc_strategy_name(tp_alloc_strategy s); /* "pool", "arena", "naive" */
+TP_API tp_status tp_alloc_strategy_from_name(const char *name, tp_alloc_strategy *s);
+/* "sole-consumer", "last-consumer", "none" */
+TP_API const char *tp_alias_policy_name(tp_alias_policy p);
+TP_API tp_status tp_alias_policy_from_name(const char *name, tp_alias_policy *p);
 
 /* class(e): e = max(e,1); e <= 256 -> 256; e <= 4096 -> next power of two; else the next
  * multiple of 4096. In bytes: a 1 KiB floor, powers of two to 16 KiB, then 16 KiB steps. */
-size_t tp_size_class(size_t elems);
+TP_API size_t tp_size_class(size_t elems);
 
 typedef struct tp_allocator tp_allocator;
 
 /* Takes ownership of the n backends (each b->id distinct and < TP_MAX_BACKENDS) on
  * success; on failure the caller still owns them. */
-tp_status tp_allocator_create(tp_backend *const *backends, size_t n, tp_allocator **out);
+TP_API tp_status tp_allocator_create(tp_backend *const *backends, size_t n, tp_allocator **out);
 /* An allocator over the two host backends, cpu and queued. */
-tp_status tp_allocator_create_host(tp_allocator **out);
+TP_API tp_status tp_allocator_create_host(tp_allocator **out);
 /* The same two backends (ids and names) over planning pools (tp_backend_create_planning):
  * tp_alloc_graph plans and reports (tp_alloc_stats) exactly as on the host allocator, but no
  * buffer has memory, so nothing can be executed, read or written. */
-tp_status tp_allocator_create_planning(tp_allocator **out);
-void tp_allocator_destroy(tp_allocator *alloc);
+TP_API tp_status tp_allocator_create_planning(tp_allocator **out);
+TP_API void tp_allocator_destroy(tp_allocator *alloc);
 /* NULL when no backend has that id. */
-tp_backend *tp_alloc_backend(const tp_allocator *alloc, int backend);
+TP_API tp_backend *tp_alloc_backend(const tp_allocator *alloc, int backend);
 
 /* Plans graph (options NULL = defaults): returns the previous plan's buffers and staging
  * buffers to their pools, refuses a cycle, then runs the walk of docs/allocator.md. The graph must
  * outlive the plan (until the next tp_alloc_graph or tp_allocator_destroy). On failure
  * the allocator holds no plan. */
-tp_status tp_alloc_graph(tp_allocator *alloc, const tp_graph *graph,
-                         const tp_alloc_options *options);
+TP_API tp_status tp_alloc_graph(tp_allocator *alloc, const tp_graph *graph,
+                                const tp_alloc_options *options);
 
 /* The window of node's output: 1 when mapped, 0 for a dead node or no such node. */
-int tp_alloc_node_buffer(const tp_allocator *alloc, size_t node, tp_bufref *out);
+TP_API int tp_alloc_node_buffer(const tp_allocator *alloc, size_t node, tp_bufref *out);
 /* The node whose window this node shares on purpose (in place), or TP_NO_ALIAS. */
 #define TP_NO_ALIAS ((size_t)-1)
-size_t tp_alloc_alias_of(const tp_allocator *alloc, size_t node);
+TP_API size_t tp_alloc_alias_of(const tp_allocator *alloc, size_t node);
 /* The graph of the current plan, or NULL. */
-const tp_graph *tp_alloc_current_graph(const tp_allocator *alloc);
+TP_API const tp_graph *tp_alloc_current_graph(const tp_allocator *alloc);
 
 /* The lifetime of node's value as the current plan was made with it (docs/allocator.md,
  * "tp_alloc_graph", steps 3 to 6), in steps of the build order (step i runs node i; step n is
@@ -86,8 +104,8 @@ const tp_graph *tp_alloc_current_graph(const tp_allocator *alloc);
  * an output or an input); for the root of an in-place group, the group's last use. A node
  * that nothing reads, neither output nor input, has *last == *first, its own step. 1 when
  * there is a plan and node is one of its nodes, else 0 (and *first, *last untouched). */
-int tp_alloc_node_lifetime(const tp_allocator *alloc, size_t node, size_t *first,
-                           size_t *last);
+TP_API int tp_alloc_node_lifetime(const tp_allocator *alloc, size_t node, size_t *first,
+                                  size_t *last);
 
 /* --- persistent regions and the KV cache ------------------------------------------- */
 
@@ -104,45 +122,47 @@ typedef struct tp_persistent_region {
 /* A never-freed region (never in the liveness table; survives every rebuild). Names are
  * unique: a second region of an existing name is refused. Always a fresh pool buffer,
  * so it can never take a buffer a cached plan still names. */
-tp_status tp_alloc_persistent(tp_allocator *alloc, const char *name, int backend, size_t elems,
-                              tp_bufref *out);
-size_t tp_alloc_persistent_count(const tp_allocator *alloc);
+TP_API tp_status tp_alloc_persistent(tp_allocator *alloc, const char *name, int backend,
+                                     size_t elems, tp_bufref *out);
+TP_API size_t tp_alloc_persistent_count(const tp_allocator *alloc);
 /* i < count; regions in creation order. */
-const tp_persistent_region *tp_alloc_persistent_at(const tp_allocator *alloc, size_t i);
+TP_API const tp_persistent_region *tp_alloc_persistent_at(const tp_allocator *alloc, size_t i);
 /* NULL when absent. */
-const tp_persistent_region *tp_alloc_find_persistent(const tp_allocator *alloc,
-                                                     const char *name);
+TP_API const tp_persistent_region *tp_alloc_find_persistent(const tp_allocator *alloc,
+                                                            const char *name);
 
 /* The layer's pair if it exists, else K and V of exactly elems elements on backend, named
  * kv.L.k and kv.L.v. A request with another size or backend is refused. k, v may be NULL. */
-tp_status tp_alloc_ensure_kv(tp_allocator *alloc, int layer, int backend, size_t elems,
-                             tp_bufref *k, tp_bufref *v);
+TP_API tp_status tp_alloc_ensure_kv(tp_allocator *alloc, int layer, int backend, size_t elems,
+                                    tp_bufref *k, tp_bufref *v);
 /* The same for regions of n_ctx rows of width elements stored as dtype (f32, f16, q8_0):
  * each tp_kv_region_elems(dtype, width, n_ctx) pool elements. An existing pair of another
  * dtype, size or backend is refused. tp_alloc_ensure_kv is the f32 case of width elems,
  * one row. */
-tp_status tp_alloc_ensure_kv_typed(tp_allocator *alloc, int layer, int backend, tp_dtype dtype,
-                                   size_t width, size_t n_ctx, tp_bufref *k, tp_bufref *v);
+TP_API tp_status tp_alloc_ensure_kv_typed(tp_allocator *alloc, int layer, int backend,
+                                          tp_dtype dtype, size_t width, size_t n_ctx, tp_bufref *k,
+                                          tp_bufref *v);
 /* 1 and the pair when the layer has regions, else 0. */
-int tp_alloc_kv_pair(const tp_allocator *alloc, int layer, tp_bufref *k, tp_bufref *v);
+TP_API int tp_alloc_kv_pair(const tp_allocator *alloc, int layer, tp_bufref *k, tp_bufref *v);
 
 /* KV layers in creation order: i < tp_alloc_kv_count; 1 and the layer's pair, else 0. */
-size_t tp_alloc_kv_count(const tp_allocator *alloc);
-int tp_alloc_kv_at(const tp_allocator *alloc, size_t i, int *layer, tp_bufref *k, tp_bufref *v);
+TP_API size_t tp_alloc_kv_count(const tp_allocator *alloc);
+TP_API int tp_alloc_kv_at(const tp_allocator *alloc, size_t i, int *layer, tp_bufref *k,
+                          tp_bufref *v);
 
 /* --- inputs ----------------------------------------------------------------------- */
 
 /* Finds the input by name and writes data into its window: the u32 values' bit patterns
  * (i32) or the floats, moved bitwise. Refused: no input of that name, the input has no
  * buffer (graph not planned by this allocator), n differs from the window length. */
-tp_status tp_alloc_fill_input_i32(tp_allocator *alloc, const tp_graph *graph, const char *name,
-                                  const uint32_t *data, size_t n);
-tp_status tp_alloc_fill_input(tp_allocator *alloc, const tp_graph *graph, const char *name,
-                              const float *data, size_t n);
+TP_API tp_status tp_alloc_fill_input_i32(tp_allocator *alloc, const tp_graph *graph,
+                                         const char *name, const uint32_t *data, size_t n);
+TP_API tp_status tp_alloc_fill_input(tp_allocator *alloc, const tp_graph *graph, const char *name,
+                                     const float *data, size_t n);
 
 /* Bitwise copies between a window and host memory (len elements of ref). */
-tp_status tp_alloc_read(tp_allocator *alloc, const tp_bufref *ref, void *data);
-tp_status tp_alloc_write(tp_allocator *alloc, const tp_bufref *ref, const void *data);
+TP_API tp_status tp_alloc_read(tp_allocator *alloc, const tp_bufref *ref, void *data);
+TP_API tp_status tp_alloc_write(tp_allocator *alloc, const tp_bufref *ref, const void *data);
 
 /* --- cross-backend staging (docs/allocator.md, "Staging") --------------------------------- */
 
@@ -150,7 +170,8 @@ tp_status tp_alloc_write(tp_allocator *alloc, const tp_bufref *ref, const void *
  * dst_backend) in the current plan takes a fresh buffer (alloc_fresh, never the free
  * list), later requests return the same window; all go back to the pools at the next
  * tp_alloc_graph. The node's canonical window is never remapped. */
-tp_status tp_alloc_staging(tp_allocator *alloc, size_t node, int dst_backend, tp_bufref *out);
+TP_API tp_status tp_alloc_staging(tp_allocator *alloc, size_t node, int dst_backend,
+                                  tp_bufref *out);
 
 /* --- statistics ---------------------------------------------------------------------- */
 
@@ -175,9 +196,9 @@ typedef struct tp_plan_stats {
 } tp_plan_stats;
 
 /* Statistics of the current plan (zeros when none). */
-tp_plan_stats tp_alloc_stats(const tp_allocator *alloc);
+TP_API tp_plan_stats tp_alloc_stats(const tp_allocator *alloc);
 /* Options the current plan was made with. */
-tp_alloc_options tp_alloc_plan_options(const tp_allocator *alloc);
+TP_API tp_alloc_options tp_alloc_plan_options(const tp_allocator *alloc);
 
 /* The distinct buffers of the current plan: activation buffers (in the arena strategy,
  * one arena per backend that has nodes) then every persistent region. */
@@ -188,12 +209,12 @@ typedef struct tp_plan_buffer {
     int persistent;
     const char *name;  /* persistent regions only, else NULL */
 } tp_plan_buffer;
-size_t tp_alloc_plan_buffer_count(const tp_allocator *alloc);
-tp_plan_buffer tp_alloc_plan_buffer_at(const tp_allocator *alloc, size_t i);
+TP_API size_t tp_alloc_plan_buffer_count(const tp_allocator *alloc);
+TP_API tp_plan_buffer tp_alloc_plan_buffer_at(const tp_allocator *alloc, size_t i);
 
 /* Pool allocations (alloc + alloc_fresh) over every backend since creation: a reused
  * graph executes without changing it. */
-size_t tp_alloc_pool_allocations(const tp_allocator *alloc);
+TP_API size_t tp_alloc_pool_allocations(const tp_allocator *alloc);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,20 @@
 /* tensorplan: the backend interface.
  *
+ * Example:
+ *
+ *     tp_backend *cpu;
+ *     size_t id;
+ *     float in[4] = {1, 2, 3, 4}, out[4];
+ *     if (tp_backend_create_cpu(&cpu) != TP_OK)
+ *         return 1;
+ *     tp_status st = cpu->alloc(cpu, 4, &id);        // a zeroed buffer of 4 floats
+ *     if (st == TP_OK)
+ *         st = cpu->write_window(cpu, id, 0, in, 4);
+ *     if (st == TP_OK)
+ *         st = cpu->read_window(cpu, id, 0, out, 4); // the same bits as in
+ *     cpu->destroy(cpu);                             // the pool and the backend
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A backend owns a pool of f32 buffers and executes nodes. Everything the allocator and the
  * scheduler need from it is behind the function pointers of tp_backend, so a real device
  * backend (CUDA, Metal) can be added without touching either.
@@ -12,9 +27,10 @@
 #define TENSORPLAN_BACKEND_H
 
 #include <stddef.h>
-#include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,23 +119,23 @@ typedef struct tp_backend {
 
 /* The two host-memory backends. Both pools live in host memory; `queued` defers execution
  * to synchronize() like a GPU command buffer. */
-tp_status tp_backend_create_cpu(tp_backend **out);
-tp_status tp_backend_create_queued(tp_backend **out);
+TP_API tp_status tp_backend_create_cpu(tp_backend **out);
+TP_API tp_status tp_backend_create_queued(tp_backend **out);
 
 /* --- host pool: shared by every backend whose buffers live in host memory ------------- */
 
-tp_status tp_host_pool_create(tp_host_pool **out);
-void tp_host_pool_destroy(tp_host_pool *pool);
+TP_API tp_status tp_host_pool_create(tp_host_pool **out);
+TP_API void tp_host_pool_destroy(tp_host_pool *pool);
 /* Creates a backend with id, name and every pool operation bound to a new host pool;
  * execute_node and synchronize refuse (TP_ERR_INVALID) and supports_op says no until the
  * caller sets them. destroy frees the pool and b; a backend that sets impl must set its own
  * destroy and call tp_backend_destroy_host from it. */
-tp_status tp_backend_create_host(int id, const char *name, tp_backend **out);
-void tp_backend_destroy_host(tp_backend *b);
+TP_API tp_status tp_backend_create_host(int id, const char *name, tp_backend **out);
+TP_API void tp_backend_destroy_host(tp_backend *b);
 /* As tp_backend_create_host, but buffers get a length and no memory: for planning and for
  * reporting what a plan would take (reads and writes of a buffer are refused, host_data is
  * NULL), so a plan of any size costs only its bookkeeping. */
-tp_status tp_backend_create_planning(int id, const char *name, tp_backend **out);
+TP_API tp_status tp_backend_create_planning(int id, const char *name, tp_backend **out);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,20 @@
 /* tensorplan: MiniMalloc CSV problems and solutions.
  *
+ * Example:
+ *
+ *     tp_csv_table problem;
+ *     size_t arena;
+ *     if (tp_csv_read("problem.csv", 0, &problem) != TP_OK)
+ *         return 1;                                   // "problem.csv:3: expected ..."
+ *     size_t *offsets = calloc(problem.count + 1, sizeof *offsets);
+ *     tp_status st = offsets ? tp_plan_offsets(problem.tensors, problem.count, offsets, &arena)
+ *                            : TP_ERR_NOMEM;
+ *     if (st == TP_OK)
+ *         st = tp_csv_write_solution("solution.csv", &problem, offsets);
+ *     free(offsets);
+ *     tp_csv_free(&problem);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * The de facto exchange format of static memory allocation (google/minimalloc):
  *
  *     id,lower,upper,size[,alignment][,gaps][,offset]
@@ -22,7 +37,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/planner.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,25 +76,25 @@ typedef struct tp_csv_table {
 /* Reads PATH. TP_ERR_IO when it cannot be read; TP_ERR_INVALID for a malformed file;
  * TP_ERR_OVERFLOW for a number that does not fit in size_t; TP_ERR_NOMEM. On failure *out
  * holds nothing to free. */
-tp_status tp_csv_read(const char *path, unsigned flags, tp_csv_table *out);
+TP_API tp_status tp_csv_read(const char *path, unsigned flags, tp_csv_table *out);
 
 /* Same on a buffer in memory; NAME is used in messages. */
-tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsigned flags,
-                       tp_csv_table *out);
+TP_API tp_status tp_csv_parse(const char *name, const char *data, size_t length, unsigned flags,
+                              tp_csv_table *out);
 
 /* Frees what tp_csv_read/tp_csv_parse allocated; safe on a zeroed table. */
-void tp_csv_free(tp_csv_table *table);
+TP_API void tp_csv_free(tp_csv_table *table);
 
 /* Writes `id,lower,upper,size,offset` for every row of TABLE, in its order, with
  * offsets[i] as row i's offset. Alignment and gaps are not written: the problem file keeps
  * them, and tp_csv_check_solution takes them from there. */
-tp_status tp_csv_write_solution_stream(FILE *out, const tp_csv_table *table,
-                                       const size_t *offsets);
+TP_API tp_status tp_csv_write_solution_stream(FILE *out, const tp_csv_table *table,
+                                              const size_t *offsets);
 
 /* Same into PATH, through a temporary file in the same directory renamed over PATH at the
  * end, so that a failure leaves no partial file. */
-tp_status tp_csv_write_solution(const char *path, const tp_csv_table *table,
-                                const size_t *offsets);
+TP_API tp_status tp_csv_write_solution(const char *path, const tp_csv_table *table,
+                                       const size_t *offsets);
 
 /* What tp_csv_check_solution found. */
 typedef enum tp_csv_verdict {
@@ -108,8 +125,8 @@ typedef struct tp_csv_check {
  * Rows may be in any order. The first violation found is reported: buffer identity first,
  * then offsets, then alignment, then overlaps in order of the later buffer's start, then
  * capacity. Runs in O(n log n), O(n^2) with gaps. Returns TP_OK when the check ran (the verdict is in *result), TP_ERR_NOMEM. */
-tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table *solution,
-                                int has_capacity, size_t capacity, tp_csv_check *result);
+TP_API tp_status tp_csv_check_solution(const tp_csv_table *problem, const tp_csv_table *solution,
+                                       int has_capacity, size_t capacity, tp_csv_check *result);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,21 @@
 /* tensorplan: the scheduler (docs/backends.md, "The scheduler") and the execution trace.
  *
+ * Example, given an allocator `tp_allocator *alloc` whose current plan is for
+ * `const tp_graph *graph`, its inputs filled (alloc.h), and `const tp_weights *weights`:
+ *
+ *     tp_trace *trace;
+ *     tp_exec_stats stats;
+ *     if (tp_trace_open("trace.json", &trace) != TP_OK)
+ *         return 1;
+ *     tp_exec_options options = tp_exec_options_default();
+ *     options.trace = trace;                         // NULL: no trace
+ *     tp_status st = tp_execute(alloc, graph, weights, &options, &stats);
+ *     if (tp_trace_close(trace) != TP_OK && st == TP_OK)   // completes the JSON document
+ *         st = TP_ERR_IO;
+ *     if (st == TP_OK)
+ *         printf("%zu nodes in %zu splits\n", stats.executed, stats.splits);
+ *     return st == TP_OK ? 0 : 1;                    // outputs: tp_alloc_read (alloc.h)
+ *
  * Executes the allocator's current graph through its plan. Splits are maximal runs of
  * consecutive nodes (build order) on one backend. At a split whose backend differs from the
  * previous split's, the previous backend is synchronised and every source living on another
@@ -12,9 +28,11 @@
 #define TENSORPLAN_EXEC_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "tensorplan/alloc.h"
+#include "tensorplan/api.h"
+#include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 #include "tensorplan/weights.h"
 
 #ifdef __cplusplus
@@ -44,12 +62,12 @@ typedef struct tp_exec_stats {
     double seconds;
 } tp_exec_stats;
 
-tp_exec_options tp_exec_options_default(void);
+TP_API tp_exec_options tp_exec_options_default(void);
 
 /* Executes graph, which must be alloc's current plan. weights supplies mul_mat, rms_norm
  * and embedding tensors by name. stats may be NULL. */
-tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
-                     const tp_exec_options *options, tp_exec_stats *stats);
+TP_API tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weights *weights,
+                            const tp_exec_options *options, tp_exec_stats *stats);
 
 /* --- the trace (docs/backends.md, "Observability") ---------------------------------------------------
  * A JSON file: {"format": "tensorplan-trace", "version": 1, "runs": [ ... ]}, one run per
@@ -59,10 +77,10 @@ tp_status tp_execute(tp_allocator *alloc, const tp_graph *graph, const tp_weight
  * with "host_filled": true and their integer values when they are i32. */
 #define TP_TRACE_SAMPLE 16
 
-tp_status tp_trace_open(const char *path, tp_trace **out);
+TP_API tp_status tp_trace_open(const char *path, tp_trace **out);
 /* Finishes the JSON document and closes the file; NULL is a no-op. */
-tp_status tp_trace_close(tp_trace *trace);
-size_t tp_trace_runs(const tp_trace *trace);
+TP_API tp_status tp_trace_close(tp_trace *trace);
+TP_API size_t tp_trace_runs(const tp_trace *trace);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,25 @@
 /* tensorplan: the graph IR.
  *
+ * Example:
+ *
+ *     tp_graph *g;
+ *     size_t x, y;
+ *     if (tp_graph_create(&g) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_graph_add_input(g, "x", 8, TP_DTYPE_F32, &x);
+ *     tp_node node = tp_node_init(TP_OP_SILU, "y");  // shape [1, 1, 1, 1], backend unset
+ *     node.n_src = 1;
+ *     node.src[0] = x;
+ *     node.shape[0] = 8;
+ *     if (st == TP_OK)
+ *         st = tp_graph_add_node(g, &node, &y);      // a copy: node may go now
+ *     if (st == TP_OK)
+ *         st = tp_graph_mark_output(g, y);
+ *     if (st == TP_OK)
+ *         st = tp_graph_validate(g);                 // arity, shapes, dtypes
+ *     tp_graph_destroy(g);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * Nodes live in build order: a node's id is its index, and a builder appends sources
  * before consumers, so id order is a topological order and is the execution order the
  * allocator and scheduler use. tp_graph_add_node does not itself require src < id (a
@@ -11,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/status.h"
 
 #ifdef __cplusplus
@@ -93,67 +114,67 @@ typedef struct tp_graph {
                                    preserved on output; owned by the graph; NULL when none */
 } tp_graph;
 
-const char *tp_op_name(tp_op op);
-tp_status tp_op_from_name(const char *name, tp_op *op);
-const char *tp_dtype_name(tp_dtype dtype);
-tp_status tp_dtype_from_name(const char *name, tp_dtype *dtype);
-const char *tp_backend_name(int backend);          /* "cpu", "queued", ... or "unset" */
-tp_status tp_backend_from_name(const char *name, int *backend);
+TP_API const char *tp_op_name(tp_op op);
+TP_API tp_status tp_op_from_name(const char *name, tp_op *op);
+TP_API const char *tp_dtype_name(tp_dtype dtype);
+TP_API tp_status tp_dtype_from_name(const char *name, tp_dtype *dtype);
+TP_API const char *tp_backend_name(int backend);          /* "cpu", "queued", ... or "unset" */
+TP_API tp_status tp_backend_from_name(const char *name, int *backend);
 
 /* A node template with every field at its neutral value (layer -1, backend unset). */
-tp_node tp_node_init(tp_op op, const char *name);
+TP_API tp_node tp_node_init(tp_op op, const char *name);
 /* Product of shape; 0 when an extent is not positive or the product overflows size_t. */
-size_t tp_node_elements(const tp_node *node);
+TP_API size_t tp_node_elements(const tp_node *node);
 /* Bytes of a row of n elements of dtype as a KV region stores it: f32 and i32 4n, f16 2n,
  * q8_0 34 per block of 32 (an f16 scale, 32 int8; docs/quant.md). 0 when n is not a whole
  * number of blocks or the bytes overflow size_t. */
-size_t tp_dtype_row_bytes(tp_dtype dtype, size_t n);
+TP_API size_t tp_dtype_row_bytes(tp_dtype dtype, size_t n);
 /* The f32 pool elements a KV region of n_ctx rows of width elements of dtype takes: its
  * bytes rounded up to whole floats (pools count f32 elements). 0 when a row has no size. */
-size_t tp_kv_region_elems(tp_dtype dtype, size_t width, size_t n_ctx);
+TP_API size_t tp_kv_region_elems(tp_dtype dtype, size_t width, size_t n_ctx);
 
-tp_status tp_graph_create(tp_graph **out);
-void tp_graph_destroy(tp_graph *graph);
+TP_API tp_status tp_graph_create(tp_graph **out);
+TP_API void tp_graph_destroy(tp_graph *graph);
 /* Appends a copy of *node (its id is overwritten, extra is deep-copied). */
-tp_status tp_graph_add_node(tp_graph *graph, const tp_node *node, size_t *id);
+TP_API tp_status tp_graph_add_node(tp_graph *graph, const tp_node *node, size_t *id);
 /* Appends an input node of shape [n, 1, 1, 1] and records it in graph->inputs. */
-tp_status tp_graph_add_input(tp_graph *graph, const char *name, size_t n, tp_dtype dtype,
-                             size_t *id);
-tp_status tp_graph_mark_output(tp_graph *graph, size_t id);
+TP_API tp_status tp_graph_add_input(tp_graph *graph, const char *name, size_t n, tp_dtype dtype,
+                                    size_t *id);
+TP_API tp_status tp_graph_mark_output(tp_graph *graph, size_t id);
 /* Finds an input by name (inputs are found by name, never by position). */
-tp_status tp_graph_find_input(const tp_graph *graph, const char *name, size_t *id);
+TP_API tp_status tp_graph_find_input(const tp_graph *graph, const char *name, size_t *id);
 
 /* Refuses out-of-range sources, inputs, outputs, and cycles (a Kahn sort, skipped when
  * every source comes before its consumer; the order it finds is only a check). */
-tp_status tp_graph_check(const tp_graph *graph);
+TP_API tp_status tp_graph_check(const tp_graph *graph);
 /* tp_graph_check that also hands out the Kahn order it found: order[n_nodes] receives the
  * node ids, source-less nodes first. Never an execution order (build order is); the
  * allocator uses it only for the test switch that reproduces the liveness-order bug. */
-tp_status tp_graph_kahn_order(const tp_graph *graph, size_t *order);
+TP_API tp_status tp_graph_kahn_order(const tp_graph *graph, size_t *order);
 /* tp_graph_check plus per-op arity, shapes, dtypes and parameters (layer on kv ops and attn,
  * n_ctx when kv ops exist). The message names the node and the field. */
-tp_status tp_graph_validate(const tp_graph *graph);
+TP_API tp_status tp_graph_validate(const tp_graph *graph);
 /* Like tp_graph_validate, for readers that report their own paths: the message holds only
  * the problem ("expected ..., got ..."); *bad_node (may be NULL) receives the offending
  * node's index, or SIZE_MAX for a graph-level problem; where[where_size] (may be NULL)
  * receives the field: "src[1]", "shape[0]", "layer", ... for a node, "inputs[2]" or "n_ctx"
  * for the graph, "" when tp_graph_check refused (its message is then complete). */
-tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
-                                   size_t where_size);
+TP_API tp_status tp_graph_validate_detail(const tp_graph *graph, size_t *bad_node, char *where,
+                                          size_t where_size);
 
 /* n_consumers[graph->n_nodes] receives how many source entries name each node (duplicates
  * count; out-of-range sources are ignored). */
-tp_status tp_graph_count_consumers(const tp_graph *graph, size_t *n_consumers);
+TP_API tp_status tp_graph_count_consumers(const tp_graph *graph, size_t *n_consumers);
 /* Nodes nobody reads that are neither inputs, outputs, nor kv ops (which write persistent
  * state): the nodes an allocator leaves unmapped, e.g. the silu orphaned by fusion. */
-size_t tp_graph_count_dead(const tp_graph *graph);
+TP_API size_t tp_graph_count_dead(const tp_graph *graph);
 
 /* Assignment: every node still unset gets `queued` if its layer is in [0, queued_layers),
  * else `cpu`. Nodes already assigned keep their backend. */
-tp_status tp_graph_assign_backends(tp_graph *graph, int queued_layers);
+TP_API tp_status tp_graph_assign_backends(tp_graph *graph, int queued_layers);
 /* Rewrites mul(silu(x), y) to swiglu(x, y) (the silu is left orphaned, hence dead).
  * *fused (may be NULL) receives how many were rewritten. */
-tp_status tp_graph_fuse_swiglu(tp_graph *graph, size_t *fused);
+TP_API tp_status tp_graph_fuse_swiglu(tp_graph *graph, size_t *fused);
 
 #ifdef __cplusplus
 }

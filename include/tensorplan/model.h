@@ -1,12 +1,34 @@
 /* tensorplan: decoder models of the qwen2 and llama families: configs and the graph
- * builder. */
+ * builder.
+ *
+ * Example:
+ *
+ *     tp_model_config config;
+ *     tp_weights *weights;
+ *     tp_graph *graph;
+ *     tp_graph_params params = {0};
+ *     if (tp_model_config_builtin("tiny", &config) != TP_OK ||
+ *         tp_weights_init_random(&config, 42, &weights) != TP_OK)
+ *         return 1;
+ *     params.n_tokens = 8;                           // a prefill of 8 tokens
+ *     params.n_out = 1;                              // logits of the last one only
+ *     params.n_ctx = 64;
+ *     params.weights_version = tp_weights_version(weights);
+ *     tp_status st = tp_model_build_graph(&config, &params, &graph);
+ *     if (st == TP_OK)
+ *         tp_graph_destroy(graph);                   // or plan and run it: session.h does both
+ *     tp_weights_destroy(weights);
+ *     return st == TP_OK ? 0 : 1;
+ */
 #ifndef TENSORPLAN_MODEL_H
 #define TENSORPLAN_MODEL_H
 
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/cache.h"
 #include "tensorplan/graph.h"
+#include "tensorplan/status.h"
 #include "tensorplan/weights.h"
 
 #ifdef __cplusplus
@@ -45,30 +67,30 @@ typedef struct tp_model_config {
 
 /* Built-in configs: "qwen2.5-0.5b" and "llama-3.2-1b" (the real shapes), "tiny" (3 layers,
  * small widths), and "tiny-qwen2", "tiny-llama" (the smallest shapes GGUF test files hold). */
-tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
+TP_API tp_status tp_model_config_builtin(const char *name, tp_model_config *config);
 /* Comma-separated names of the built-in configs, for help texts. */
-const char *tp_model_builtin_names(void);
+TP_API const char *tp_model_builtin_names(void);
 
 /* Weight names follow GGUF: the table of tensorplan/model_family.h lists every tensor, its
  * shape and the config flag that makes an optional one present. */
 
 /* Whether the model can keep its KV cache in kv_type: f32, f16, or q8_0 when head_dim is a
  * multiple of 32 (each head's slice of a row whole blocks). TP_OK or TP_ERR_INVALID. */
-tp_status tp_model_check_kv_type(const tp_model_config *config, tp_dtype kv_type);
+TP_API tp_status tp_model_check_kv_type(const tp_model_config *config, tp_dtype kv_type);
 
 /* Builds the decoder graph of docs/graph.md (the forward pass of docs/engine.md, either
  * family) for params (n_tokens, n_out, n_ctx; kv_store and kv_load of dtype kv_type), then
  * assigns backends (layers [0, params->queued_layers) on queued) and, if params->fuse_ffn,
  * fuses SwiGLU. The caller destroys *out. */
-tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
-                               tp_graph **out);
+TP_API tp_status tp_model_build_graph(const tp_model_config *config, const tp_graph_params *params,
+                                      tp_graph **out);
 
 /* Creates every tensor a config needs (the optional biases, output.weight and rope_freqs.weight
  * when its flags ask for them), as owned f32, filled deterministically from seed: matrices
  * uniform with standard deviation 1/sqrt(fan_in), biases with 0.02, norm weights 1 +/- 0.05.
  * A tensor's values depend only on (seed, its name), not on creation order. */
-tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
-                                 tp_weights **out);
+TP_API tp_status tp_weights_init_random(const tp_model_config *config, uint64_t seed,
+                                        tp_weights **out);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,8 @@
  * test-model writer; and the checks of a config's family and rope parameters. Part of the
  * model layer (docs/gguf.md, "Tensors").
  *
- * A model runs every tensor of the table whose group its flags ask for, whatever its arch;
- * a GGUF file of a family holds only the tensors marked for that family.
+ * Example (a static table: nothing to create or destroy), for the tensors of a model
+ * `tp_model_config config` (model.h):
  *
  *     size_t n = 0;
  *     const tp_model_tensor *t = tp_model_tensors(&n);
@@ -19,13 +19,16 @@
  *             //                tp_model_tensor_dim(&config, t[i].ne1)]
  *         }
  *     }
- */
+ *
+ * A model runs every tensor of the table whose group its flags ask for, whatever its arch;
+ * a GGUF file of a family holds only the tensors marked for that family. */
 #ifndef TENSORPLAN_MODEL_FAMILY_H
 #define TENSORPLAN_MODEL_FAMILY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/model.h"
 #include "tensorplan/status.h"
 
@@ -82,40 +85,40 @@ typedef struct tp_model_tensor {
 
 /* Every tensor of the families (docs/gguf.md, "Tensors"), in the order a file stores them:
  * the global ones first, then one layer's; *count receives the count. */
-const tp_model_tensor *tp_model_tensors(size_t *count);
+TP_API const tp_model_tensor *tp_model_tensors(size_t *count);
 
 /* Does a file of family arch hold t (when its group is present)? */
-int tp_model_tensor_in_family(const tp_model_tensor *t, tp_arch arch);
+TP_API int tp_model_tensor_in_family(const tp_model_tensor *t, tp_arch arch);
 
 /* The entry of the tensor called NAME in a file of config's family and layer count:
  * "blk.L.<name>" with L in decimal without leading zeros, L < n_layer, for a per-layer
  * tensor, the bare name for a global one; *layer (when not NULL) receives L, or -1. NULL when
  * the family lists no such tensor. Whether its group is present is tp_model_group_present. */
-const tp_model_tensor *tp_model_find_tensor(const tp_model_config *config, const char *name,
-                                            int *layer);
+TP_API const tp_model_tensor *tp_model_find_tensor(const tp_model_config *config, const char *name,
+                                                   int *layer);
 
 /* The width of dimension d under config. */
-int64_t tp_model_tensor_dim(const tp_model_config *config, tp_tensor_dim d);
+TP_API int64_t tp_model_tensor_dim(const tp_model_config *config, tp_tensor_dim d);
 
 /* Is group g present under config's flags (TP_GROUP_REQUIRED: always 1)? */
-int tp_model_group_present(const tp_model_config *config, tp_tensor_group g);
+TP_API int tp_model_group_present(const tp_model_config *config, tp_tensor_group g);
 
 /* Sets config's flag of group g to present (or absent); TP_GROUP_REQUIRED is left alone. */
-void tp_model_group_set(tp_model_config *config, tp_tensor_group g, int present);
+TP_API void tp_model_group_set(tp_model_config *config, tp_tensor_group g, int present);
 
 /* The name of t in LAYER: "blk.LAYER.NAME" when per_layer, else NAME (truncated to size). */
-void tp_model_tensor_name(const tp_model_tensor *t, int layer, char *buf, size_t size);
+TP_API void tp_model_tensor_name(const tp_model_tensor *t, int layer, char *buf, size_t size);
 
 /* TP_ERR_INVALID when config's arch is no family, or a flag of config asks for a group that
  * a file of its family cannot hold (qwen2: rope_freqs, attn_out_bias, ffn_bias; llama:
  * output_bias): what a GGUF file of config must satisfy. */
-tp_status tp_model_check_family(const tp_model_config *config);
+TP_API tp_status tp_model_check_family(const tp_model_config *config);
 
 /* The rope parameters of config, checked once for every caller: rope_base, rope_freq_scale
  * and rope_attn_factor finite and > 0, rope_ext_factor finite and >= 0, rope_n_ctx_orig >= 0
  * and, with YaRN (rope_ext_factor != 0), > 0. On a refusal the message starts with who (a
  * file name, or "model 'NAME'"). */
-tp_status tp_model_check_rope(const tp_model_config *config, const char *who);
+TP_API tp_status tp_model_check_rope(const tp_model_config *config, const char *who);
 
 #ifdef __cplusplus
 }

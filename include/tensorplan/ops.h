@@ -1,11 +1,19 @@
 /* tensorplan: what every layer needs to know about an op, in one table (src/graph/ops.c).
  *
+ * Example (a static table: nothing to create or destroy):
+ *
+ *     const tp_op_info *info = tp_op_info_of(TP_OP_ROPE);
+ *     if (info)
+ *         printf("rope: %u to %u sources, in place: %u\n", (unsigned)info->min_src,
+ *                (unsigned)info->max_src, (unsigned)info->inplace_sole);
+ *
  * The allocator reads the KV and in-place columns, the scheduler the KV-pair column, the
  * validator the arity and its per-op shape rule (src/graph/validate.c). A new op is one row
  * here and one rule there. */
 #ifndef TENSORPLAN_OPS_H
 #define TENSORPLAN_OPS_H
 
+#include "tensorplan/api.h"
 #include "tensorplan/graph.h"
 
 #ifdef __cplusplus
@@ -24,10 +32,10 @@ typedef struct tp_op_info {
 } tp_op_info;
 
 /* The row of op; NULL when op is out of range. */
-const tp_op_info *tp_op_info_of(tp_op op);
+TP_API const tp_op_info *tp_op_info_of(tp_op op);
 /* The kv_region and uses_kv columns; 0 for an op out of range. */
-int tp_op_is_kv_region(tp_op op);
-int tp_op_uses_kv(tp_op op);
+TP_API int tp_op_is_kv_region(tp_op op);
+TP_API int tp_op_uses_kv(tp_op op);
 
 #ifdef __cplusplus
 }

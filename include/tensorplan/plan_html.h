@@ -1,5 +1,18 @@
 /* tensorplan: a picture of a plan, as one self-contained HTML page (docs/picture.md).
  *
+ * Example, given an allocator with a plan, `const tp_allocator *alloc` (alloc.h):
+ *
+ *     tp_html_page *page;
+ *     if (tp_html_page_create("a plan", &page) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_html_add_alloc(page, "prefill", alloc);   // a panel per address space
+ *     if (st == TP_OK)
+ *         st = tp_html_page_explain(page, stdout, 5);      // the 5 largest live at each peak
+ *     if (st == TP_OK)
+ *         st = tp_html_page_save(page, "plan.html");
+ *     tp_html_page_destroy(page);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A page is a list of panels; a panel is one address space (a CSV problem's arena, a
  * backend's pool buffers stacked or its arena, the KV regions) with one rectangle per tensor:
  * time steps across, byte offsets up. The data model does not know where a plan came from;
@@ -15,8 +28,11 @@
 #include <stdio.h>
 
 #include "tensorplan/alloc.h"
+#include "tensorplan/api.h"
+#include "tensorplan/cache.h"
 #include "tensorplan/csv.h"
 #include "tensorplan/model.h"
+#include "tensorplan/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,42 +66,43 @@ typedef struct tp_html_panel {
 typedef struct tp_html_page tp_html_page;
 
 /* An empty page titled TITLE (copied). */
-tp_status tp_html_page_create(const char *title, tp_html_page **out);
-void tp_html_page_destroy(tp_html_page *page);
+TP_API tp_status tp_html_page_create(const char *title, tp_html_page **out);
+TP_API void tp_html_page_destroy(tp_html_page *page);
 
 /* Appends a panel (strings copied); *index (may be NULL) receives its index. */
-tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const char *title,
-                                 size_t arena, size_t lower_bound, size_t *index);
+TP_API tp_status tp_html_page_add_panel(tp_html_page *page, const char *group, const char *title,
+                                        size_t arena, size_t lower_bound, size_t *index);
 /* Appends a rectangle to panel INDEX; refuses first > last and offset + size overflowing. */
-tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_rect *rect);
+TP_API tp_status tp_html_page_add_rect(tp_html_page *page, size_t index, const tp_html_rect *rect);
 
 /* Appends a band [offset, offset + size) to panel INDEX. */
-tp_status tp_html_page_add_band(tp_html_page *page, size_t index, size_t offset, size_t size);
+TP_API tp_status tp_html_page_add_band(tp_html_page *page, size_t index, size_t offset,
+                                       size_t size);
 
-size_t tp_html_page_panel_count(const tp_html_page *page);
+TP_API size_t tp_html_page_panel_count(const tp_html_page *page);
 /* i < count; valid until the page changes. */
-tp_html_panel tp_html_page_panel(const tp_html_page *page, size_t i);
+TP_API tp_html_panel tp_html_page_panel(const tp_html_page *page, size_t i);
 
 /* "Live at the peak": the first step where the total size of the rectangles live at it is
  * largest (*step, *bytes; 0 and 0 when no tensor of non-zero size is live), and in
  * order[0 .. *n_live) the indices of the rectangles live then, largest first (equal sizes by
  * index). order has room for panel->count entries (may be NULL when count is 0). */
-tp_status tp_html_peak(const tp_html_panel *panel, size_t *step, size_t *bytes, size_t *order,
-                       size_t *n_live);
+TP_API tp_status tp_html_peak(const tp_html_panel *panel, size_t *step, size_t *bytes,
+                              size_t *order, size_t *n_live);
 
 /* The whole page as HTML text into out. */
-tp_status tp_html_page_write(const tp_html_page *page, FILE *out);
+TP_API tp_status tp_html_page_write(const tp_html_page *page, FILE *out);
 /* Into PATH, in one write; a failed write removes the partial file. */
-tp_status tp_html_page_save(const tp_html_page *page, const char *path);
+TP_API tp_status tp_html_page_save(const tp_html_page *page, const char *path);
 /* "live at the peak" of every panel as text: at most TOP tensors each (0 = all). */
-tp_status tp_html_page_explain(const tp_html_page *page, FILE *out, size_t top);
+TP_API tp_status tp_html_page_explain(const tp_html_page *page, FILE *out, size_t top);
 
 /* ---- filling a page from a plan; each writes HTML_PATH (NULL: no page) and, when EXPLAIN
  * is not NULL, prints the "live at the peak" text there ---------------------------------- */
 
 /* A CSV problem and its offsets: one panel (arena and peak as the planner reported them). */
-tp_status tp_html_csv_report(const char *html_path, FILE *explain, const tp_csv_table *table,
-                             const size_t *offsets, size_t arena, size_t peak);
+TP_API tp_status tp_html_csv_report(const char *html_path, FILE *explain, const tp_csv_table *table,
+                                    const size_t *offsets, size_t arena, size_t peak);
 
 /* The allocator's current plan, in GROUP (NULL: ""): one panel per backend with activation
  * buffers (pool buffers stacked in plan order, each a band, or the arena) and one of the
@@ -93,15 +110,17 @@ tp_status tp_html_csv_report(const char *html_path, FILE *explain, const tp_csv_
  * position (inputs from 0) to its last consumer, inputs and outputs to the end (step = node
  * count); a node written in place joins its source's rectangle. Every panel of the graph
  * spans steps 0 .. node count. */
-tp_status tp_html_add_alloc(tp_html_page *page, const char *group, const tp_allocator *alloc);
-tp_status tp_html_alloc_report(const char *html_path, FILE *explain, const char *title,
-                               const tp_allocator *alloc);
+TP_API tp_status tp_html_add_alloc(tp_html_page *page, const char *group,
+                                   const tp_allocator *alloc);
+TP_API tp_status tp_html_alloc_report(const char *html_path, FILE *explain, const char *title,
+                                      const tp_allocator *alloc);
 
 /* A model's prefill and decode graphs (built from the two parameter sets), each planned with
  * OPTIONS (NULL: defaults) on a fresh host allocator, side by side. */
-tp_status tp_html_model_report(const char *html_path, FILE *explain,
-                               const tp_model_config *config, const tp_graph_params *prefill,
-                               const tp_graph_params *decode, const tp_alloc_options *options);
+TP_API tp_status tp_html_model_report(const char *html_path, FILE *explain,
+                                      const tp_model_config *config, const tp_graph_params *prefill,
+                                      const tp_graph_params *decode,
+                                      const tp_alloc_options *options);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,17 @@
 /* tensorplan: the runtime planner.
  *
+ * Example (plain arrays in, plain arrays out: nothing to create or destroy):
+ *
+ *     tp_tensor_lifetime t[] = {{100, 0, 1}, {80, 1, 2}, {60, 2, 3}}; // bytes, first, last use
+ *     size_t offsets[3], arena;
+ *     tp_plan_options options;
+ *     tp_plan_options_init(&options);
+ *     options.strategy = TP_PLAN_PORTFOLIO;
+ *     if (tp_plan_offsets_ex(t, 3, &options, offsets, &arena, NULL) != TP_OK)
+ *         return 1;                                   // tp_last_error() names the tensor
+ *     // 0, 100, 0 and 180: the first and the last never live at once
+ *     printf("%zu %zu %zu, arena %zu\n", offsets[0], offsets[1], offsets[2], arena);
+ *
  * Pure algorithms on plain arrays: offsets of tensors in one arena, the peak of live
  * bytes, transitive reduction of a topologically numbered DAG, and islands (connected
  * components with canonical labels). Every function is reentrant, allocates nothing the
@@ -10,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/status.h"
 
 #ifdef __cplusplus
@@ -35,25 +48,25 @@ typedef struct tp_edge { size_t from, to; } tp_edge;
  * size (equal sizes in input order), best fit with the leading gap winning ties; zero-size
  * tensors get offset 0. Refuses first_use > last_use (TP_ERR_INVALID) and an offset + size
  * beyond SIZE_MAX (TP_ERR_OVERFLOW), naming the tensor. */
-tp_status tp_plan_offsets(const tp_tensor_lifetime *tensors, size_t count,
-                          size_t *offsets, size_t *arena_size);
+TP_API tp_status tp_plan_offsets(const tp_tensor_lifetime *tensors, size_t count,
+                                 size_t *offsets, size_t *arena_size);
 
 /* The largest total size live at one node (lifetimes inclusive). Refuses as tp_plan_offsets;
  * TP_ERR_OVERFLOW when the live total exceeds SIZE_MAX. */
-tp_status tp_peak_live_bytes(const tp_tensor_lifetime *tensors, size_t count, size_t *peak);
+TP_API tp_status tp_peak_live_bytes(const tp_tensor_lifetime *tensors, size_t count, size_t *peak);
 
 /* reduced has room for edge_count edges (the reduction is a subset of the input). Every edge
  * must satisfy from < to < node_count (TP_ERR_INVALID otherwise, "topological" in the message).
  * Output sorted by (from, to), duplicates collapsed. TP_ERR_NOMEM when the reachability bit
  * matrix (about (max to + 1)^2 / 8 bytes) cannot be allocated or addressed. */
-tp_status tp_transitive_reduction(size_t node_count, const tp_edge *edges, size_t edge_count,
-                                  tp_edge *reduced, size_t *reduced_count);
+TP_API tp_status tp_transitive_reduction(size_t node_count, const tp_edge *edges, size_t edge_count,
+                                         tp_edge *reduced, size_t *reduced_count);
 
 /* island_of[node_count] receives each node's island, or TP_NO_ISLAND. Island k is the one whose
  * smallest member is the k-th smallest. island_of doubles as the scratch parent array, so the
  * call allocates nothing. An incidence naming a node >= node_count is TP_ERR_INVALID. */
-tp_status tp_islands(size_t node_count, const tp_edge *incidences, size_t incidence_count,
-                     size_t *island_of, size_t *island_count);
+TP_API tp_status tp_islands(size_t node_count, const tp_edge *incidences, size_t incidence_count,
+                            size_t *island_of, size_t *island_count);
 
 
 /* ---- Planner options: strategies, capacity, budgets (tp_plan_offsets_ex) ---- */
@@ -143,12 +156,12 @@ typedef struct tp_plan_report {
 /* tp_peak_live_bytes where options' gaps hold: at each node a tensor counts the bytes of its
  * window there (none in a gap without one). options NULL or without gaps: the same as
  * tp_peak_live_bytes. Refuses gaps as tp_plan_offsets_ex does. */
-tp_status tp_peak_live_bytes_ex(const tp_tensor_lifetime *tensors, size_t count,
-                                const tp_plan_options *options, size_t *peak);
+TP_API tp_status tp_peak_live_bytes_ex(const tp_tensor_lifetime *tensors, size_t count,
+                                       const tp_plan_options *options, size_t *peak);
 
 /* Defaults: alignment 1, TP_PLAN_GREEDY, no capacity, no time limit, no callback, threads 0
  * (every processor). */
-void tp_plan_options_init(tp_plan_options *options);
+TP_API void tp_plan_options_init(tp_plan_options *options);
 
 /* Like tp_plan_offsets, with options (NULL = defaults; then the result equals
  * tp_plan_offsets's). report may be NULL. With a capacity, TP_ERR_INFEASIBLE when no plan
@@ -166,9 +179,9 @@ void tp_plan_options_init(tp_plan_options *options);
  * exact search has no limit on the number of tensors beyond its conflict lists (2^26 pairs;
  * above that TP_PLAN_EXACT returns the portfolio's plan, not proven). The algorithm:
  * docs/exact-solver.md. */
-tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
-                             const tp_plan_options *options, size_t *offsets,
-                             size_t *arena_size, tp_plan_report *report);
+TP_API tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
+                                    const tp_plan_options *options, size_t *offsets,
+                                    size_t *arena_size, tp_plan_report *report);
 
 /* The per-tensor constraints of options (alignments and gaps) checked once, so that any
  * placement can be tested pair by pair against them: a solution checker's view of the rule
@@ -176,14 +189,15 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
  * what tp_plan_offsets_ex refuses (TP_ERR_INVALID naming the tensor or gap, TP_ERR_OVERFLOW);
  * tensors must outlive the object. */
 typedef struct tp_plan_constraints tp_plan_constraints;
-tp_status tp_plan_constraints_create(const tp_tensor_lifetime *tensors, size_t count,
-                                     const tp_plan_options *options, tp_plan_constraints **out);
-void tp_plan_constraints_destroy(tp_plan_constraints *c);
+TP_API tp_status tp_plan_constraints_create(const tp_tensor_lifetime *tensors, size_t count,
+                                            const tp_plan_options *options,
+                                            tp_plan_constraints **out);
+TP_API void tp_plan_constraints_destroy(tp_plan_constraints *c);
 
 /* 1 when tensors i and j (of non-zero size) may sit at offsets oi and oj: at every node both
  * are live, the bytes each uses there (its whole size, or its gap window) do not meet. */
-int tp_plan_constraints_compatible(const tp_plan_constraints *c, size_t i, size_t oi, size_t j,
-                                   size_t oj);
+TP_API int tp_plan_constraints_compatible(const tp_plan_constraints *c, size_t i, size_t oi,
+                                          size_t j, size_t oj);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,20 @@
  * dequantization and quantization of rows, and mat-mul / row-gather kernels that read
  * weights in their own type. The facts are restated in docs/quant.md.
  *
+ * Example (plain arrays: nothing to create or destroy):
+ *
+ *     float row[32], back[32];
+ *     unsigned char block[34];                       // one Q8_0 block: 32 elements in 34 bytes
+ *     size_t bytes;
+ *     for (int i = 0; i < 32; i++)
+ *         row[i] = (float)i / 8;
+ *     if (tp_type_row_bytes(TP_TYPE_Q8_0, 32, &bytes) != TP_OK || bytes > sizeof block)
+ *         return 1;
+ *     tp_status st = tp_quantize_row(TP_TYPE_Q8_0, row, block, 32);
+ *     if (st == TP_OK)
+ *         st = tp_dequantize_row(TP_TYPE_Q8_0, block, back, 32);   // back is close to row
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A row of a type is n elements stored as n / block_elems consecutive blocks of block_bytes
  * bytes; n must be a multiple of block_elems. Blocks need no alignment (they are read with
  * memcpy), all multi-byte fields are little-endian.
@@ -15,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/status.h"
 
 #ifdef __cplusplus
@@ -59,35 +74,35 @@ typedef struct tp_type_info {
 } tp_type_info;
 
 /* The table row of id, or NULL when the id has no entry at all (never was a ggml type). */
-const tp_type_info *tp_type_get(uint32_t id);
+TP_API const tp_type_info *tp_type_get(uint32_t id);
 
 /* Name of the type; NULL for an id without an entry. */
-const char *tp_type_name(uint32_t id);
+TP_API const char *tp_type_name(uint32_t id);
 /* Elements / bytes per block; 0 for unknown, retired and unsupported ids. */
-size_t tp_type_block_elems(uint32_t id);
-size_t tp_type_block_bytes(uint32_t id);
+TP_API size_t tp_type_block_elems(uint32_t id);
+TP_API size_t tp_type_block_bytes(uint32_t id);
 /* Bytes of a row of n_elems elements. TP_ERR_INVALID for a type without a block size or n
  * not a multiple of the block, TP_ERR_OVERFLOW when the size does not fit in size_t;
  * *bytes is written only on success. */
-tp_status tp_type_row_bytes(uint32_t id, size_t n_elems, size_t *bytes);
-int tp_type_is_retired(uint32_t id);
-int tp_type_can_dequantize(uint32_t id);
-int tp_type_can_quantize(uint32_t id);
-int tp_type_can_execute(uint32_t id);
+TP_API tp_status tp_type_row_bytes(uint32_t id, size_t n_elems, size_t *bytes);
+TP_API int tp_type_is_retired(uint32_t id);
+TP_API int tp_type_can_dequantize(uint32_t id);
+TP_API int tp_type_can_quantize(uint32_t id);
+TP_API int tp_type_can_execute(uint32_t id);
 /* Looks a name up (case-insensitive: "q8_0" and "Q8_0" both match). Returns 1 and writes *id
  * when found, 0 (and leaves *id) when not. Retired names are found too. */
-int tp_type_from_name(const char *name, uint32_t *id);
+TP_API int tp_type_from_name(const char *name, uint32_t *id);
 
 /* ---- scalar conversions (docs/quant.md section 2) -------------------------------------- */
 
 /* Exact: subnormals, infinities and NaN payloads preserved. */
-float tp_f16_to_f32(uint16_t h);
+TP_API float tp_f16_to_f32(uint16_t h);
 /* Round to nearest, ties to even; overflow to +-inf; NaN -> 0x7E00 with the sign. */
-uint16_t tp_f32_to_f16(float f);
+TP_API uint16_t tp_f32_to_f16(float f);
 /* Exact: the bits shifted left by 16. */
-float tp_bf16_to_f32(uint16_t b);
+TP_API float tp_bf16_to_f32(uint16_t b);
 /* NaN -> (bits >> 16) | 0x40; otherwise round to nearest, ties to even. */
-uint16_t tp_f32_to_bf16(float f);
+TP_API uint16_t tp_f32_to_bf16(float f);
 
 /* ---- rows ------------------------------------------------------------------------------ */
 
@@ -95,13 +110,13 @@ uint16_t tp_f32_to_bf16(float f);
  * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K. TP_ERR_INVALID for
  * another type, n not a multiple of the block or a NULL array (with n > 0). Used for 1-D
  * weights too (norm weights stored F16/BF16: dequantize into a caller buffer of n). */
-tp_status tp_dequantize_row(uint32_t type, const void *src, float *dst, size_t n);
+TP_API tp_status tp_dequantize_row(uint32_t type, const void *src, float *dst, size_t n);
 
 /* Writes the n elements of src as a row of type (n / block_elems blocks at dst) with the
  * reference quantizers of docs/quant.md. Types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1,
  * Q8_0, Q4_K, Q6_K. Block
  * types refuse non-finite input (TP_ERR_INVALID, nothing defined written). */
-tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n);
+TP_API tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n);
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 
@@ -113,15 +128,15 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n);
  * are f32, token-major; y must not overlap x or W. Work is split by output row; n_threads 0 = tp_kernels_threads(). Refuses (before
  * writing y) a type that cannot execute, n_in not a multiple of the block, an empty matrix,
  * NULL arrays, and sizes that overflow. */
-tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, const float *x,
-                                  size_t n_in, size_t n_out, size_t n_tok, float *y,
-                                  int n_threads);
+TP_API tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b,
+                                         const float *x, size_t n_in, size_t n_out, size_t n_tok,
+                                         float *y, int n_threads);
 
 /* Embedding lookup: out[t] = row ids[t] of table (n_rows rows of d elements of type),
  * dequantized exactly. ids carry u32 bit patterns as in tp_kernel_get_rows; an id >= n_rows
  * is refused before anything is written. out must not overlap table unless type is F32. */
-tp_status tp_kernel_get_rows_typed(uint32_t type, const void *table, size_t n_rows, size_t d,
-                                   const float *ids, size_t n_ids, float *out);
+TP_API tp_status tp_kernel_get_rows_typed(uint32_t type, const void *table, size_t n_rows, size_t d,
+                                          const float *ids, size_t n_ids, float *out);
 
 #ifdef __cplusplus
 }

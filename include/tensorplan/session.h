@@ -1,5 +1,27 @@
 /* tensorplan: the decode loop (docs/backends.md, "The decode loop").
  *
+ * Example, given a model `const tp_model_config *config` and its
+ * `const tp_weights *weights` (model.h, gguf_model.h):
+ *
+ *     tp_session *s;
+ *     tp_sampler *sampler = NULL;
+ *     int32_t prompt[3] = {1, 2, 3}, out[16];
+ *     size_t n_out;
+ *     tp_session_options options = tp_session_options_default();
+ *     options.n_ctx = 256;
+ *     tp_sampler_params sp = tp_sampler_params_default();   // greedy, until changed:
+ *     sp.temperature = 0.8f;
+ *     sp.seed = 7;
+ *     if (tp_session_create(config, weights, &options, &s) != TP_OK)
+ *         return 1;
+ *     tp_status st = tp_sampler_create(&sp, (size_t)config->vocab, &sampler);
+ *     tp_generate_options gen = {sampler, NULL, NULL};       // no per-token callback
+ *     if (st == TP_OK)
+ *         st = tp_session_generate_with(s, prompt, 3, 16, &gen, out, &n_out, NULL);
+ *     tp_sampler_destroy(sampler);
+ *     tp_session_destroy(s);                         // its cache, allocator and KV regions
+ *     return st == TP_OK ? 0 : 1;
+ *
  * A session owns a graph cache (and through it the allocator, whose KV regions survive
  * every rebuild) for one model config and one weight registry. Prefill runs the prompt
  * with logits for the last token only (tail rows); each decode step runs one token at the
@@ -14,9 +36,12 @@
 #include <stdint.h>
 
 #include "tensorplan/alloc.h"
+#include "tensorplan/api.h"
 #include "tensorplan/cache.h"
 #include "tensorplan/exec.h"
+#include "tensorplan/graph.h"
 #include "tensorplan/model.h"
+#include "tensorplan/status.h"
 #include "tensorplan/weights.h"
 
 #ifdef __cplusplus
@@ -39,7 +64,7 @@ typedef struct tp_session_options {
                                 (TP_DEFAULT_UBATCH); 0 = every forward one graph          */
 } tp_session_options;
 
-tp_session_options tp_session_options_default(void);
+TP_API tp_session_options tp_session_options_default(void);
 
 typedef struct tp_session_stats {
     size_t forwards;          /* graph executions                                          */
@@ -62,25 +87,25 @@ typedef struct tp_session tp_session;
 /* The KV context a session of these options fixes for a first batch of n_first tokens:
  * min(max(requested or TP_DEFAULT_N_CTX, n_first), the model's max_ctx). A caller can check
  * a whole generation against it before running anything. */
-size_t tp_session_context(const tp_model_config *config, const tp_session_options *options,
-                          size_t n_first);
+TP_API size_t tp_session_context(const tp_model_config *config, const tp_session_options *options,
+                                 size_t n_first);
 
 /* The graph params a session uses for a batch of n tokens with n_out logits rows at context
  * n_ctx: the options' fusion toggle, their queued layers and their KV type. The library
  * reads no environment variable (the command line maps TENSORPLAN_NO_FUSE_FFN onto the
  * options). weights_version is left 0 for the caller. */
-tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n, size_t n_out,
-                                        size_t n_ctx);
+TP_API tp_graph_params tp_session_graph_params(const tp_session_options *options, size_t n,
+                                               size_t n_out, size_t n_ctx);
 
 /* The tokens of the first graph a forward of n tokens runs: n, or ubatch when the options
  * chunk (0 < ubatch < n). A forward of n tokens runs floor(n / chunk) graphs of chunk tokens
  * and one of the rest: one cached graph per chunk size. */
-size_t tp_session_chunk(const tp_session_options *options, size_t n);
+TP_API size_t tp_session_chunk(const tp_session_options *options, size_t n);
 
 /* The config and weights must outlive the session. options NULL = defaults. */
-tp_status tp_session_create(const tp_model_config *config, const tp_weights *weights,
-                            const tp_session_options *options, tp_session **out);
-void tp_session_destroy(tp_session *s);
+TP_API tp_status tp_session_create(const tp_model_config *config, const tp_weights *weights,
+                                   const tp_session_options *options, tp_session **out);
+TP_API void tp_session_destroy(tp_session *s);
 
 /* Runs n tokens at positions n_past .. n_past + n - 1 and writes the logits of the last
  * n_out rows to logits[n_out][vocab] (logits may be NULL). The first call fixes n_ctx from
@@ -89,27 +114,27 @@ void tp_session_destroy(tp_session *s);
  * before the next reads them; a chunk none of whose rows is wanted computes the logits of
  * its last row only, which are dropped. A failure in a later chunk leaves the earlier chunks
  * cached (n_past counts them). */
-tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
-                             float *logits);
+TP_API tp_status tp_session_forward(tp_session *s, const int32_t *tokens, size_t n, size_t n_out,
+                                    float *logits);
 /* Prefill (n_out 1 when tail_rows, else every row computed and the last returned), then
  * greedy decoding: out[0..max_new) receives the generated ids. logits (may be NULL)
  * receives the last step's vocab logits. */
-tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_prompt,
-                              size_t max_new, int32_t *out, float *logits);
+TP_API tp_status tp_session_generate(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                                     size_t max_new, int32_t *out, float *logits);
 
 /* The index of the largest logit (the first one on ties). */
-int32_t tp_argmax(const float *logits, size_t n);
+TP_API int32_t tp_argmax(const float *logits, size_t n);
 
-size_t tp_session_n_past(const tp_session *s);
-size_t tp_session_n_ctx(const tp_session *s);      /* 0 before the first forward */
-tp_allocator *tp_session_allocator(tp_session *s);
-tp_graph_cache *tp_session_cache(tp_session *s);
-const tp_graph *tp_session_graph(const tp_session *s); /* the last executed graph */
-tp_session_stats tp_session_get_stats(const tp_session *s);
+TP_API size_t tp_session_n_past(const tp_session *s);
+TP_API size_t tp_session_n_ctx(const tp_session *s);      /* 0 before the first forward */
+TP_API tp_allocator *tp_session_allocator(tp_session *s);
+TP_API tp_graph_cache *tp_session_cache(tp_session *s);
+TP_API const tp_graph *tp_session_graph(const tp_session *s); /* the last executed graph */
+TP_API tp_session_stats tp_session_get_stats(const tp_session *s);
 /* Changes the options used by later forwards (a changed fusion toggle or device layer
  * count forces a rebuild with the same allocator; n_ctx stays fixed once chosen; a KV type
  * other than the cache's is refused by the allocator at the next forward). */
-tp_status tp_session_set_options(tp_session *s, const tp_session_options *options);
+TP_API tp_status tp_session_set_options(tp_session *s, const tp_session_options *options);
 
 /* ---- sampling (docs/sampling.md) --------------------------------------------------------- */
 
@@ -124,25 +149,26 @@ typedef struct tp_sampler_params {
 } tp_sampler_params;
 
 /* Greedy: temperature 0, top_k 0, top_p 1, seed 0. */
-tp_sampler_params tp_sampler_params_default(void);
+TP_API tp_sampler_params tp_sampler_params_default(void);
 
 typedef struct tp_sampler tp_sampler;
 
 /* A sampler for vocabularies of n_vocab ids. Refused: n_vocab 0 or above INT32_MAX, a NaN
  * temperature, top_k < 0, top_p not in (0, 1]. */
-tp_status tp_sampler_create(const tp_sampler_params *params, size_t n_vocab, tp_sampler **out);
-void tp_sampler_destroy(tp_sampler *s);
-size_t tp_sampler_n_vocab(const tp_sampler *s);
+TP_API tp_status tp_sampler_create(const tp_sampler_params *params, size_t n_vocab,
+                                   tp_sampler **out);
+TP_API void tp_sampler_destroy(tp_sampler *s);
+TP_API size_t tp_sampler_n_vocab(const tp_sampler *s);
 
 /* The id drawn from logits[0..n_vocab); one PRNG step per call unless greedy. */
-tp_status tp_sampler_sample(tp_sampler *s, const float *logits, int32_t *id);
+TP_API tp_status tp_sampler_sample(tp_sampler *s, const float *logits, int32_t *id);
 
 /* The candidates a draw chooses among after top-k, top-p and the temperature: *n ids,
  * largest logit first (ties: lower id first), and their probabilities (the softmax of the
  * kept logits divided by the temperature; summing to 1). ids and probs hold n_vocab entries
  * (probs may be NULL). Greedy gives the one argmax id with probability 1. */
-tp_status tp_sampler_candidates(tp_sampler *s, const float *logits, int32_t *ids, double *probs,
-                                size_t *n);
+TP_API tp_status tp_sampler_candidates(tp_sampler *s, const float *logits, int32_t *ids,
+                                       double *probs, size_t *n);
 
 /* Called with each generated id (index 0 for the first); a non-zero return stops the
  * generation after that token (it is kept in out and counted). */
@@ -159,14 +185,14 @@ typedef struct tp_generate_options {
  * the callback stopped it; no forward runs after the stopping token). logits (may be NULL)
  * receives the last forward's vocab logits. options NULL = greedy, no callback. A sampler
  * made for another vocabulary size is refused. */
-tp_status tp_session_generate_with(tp_session *s, const int32_t *prompt, size_t n_prompt,
-                                   size_t max_new, const tp_generate_options *options,
-                                   int32_t *out, size_t *n_generated, float *logits);
+TP_API tp_status tp_session_generate_with(tp_session *s, const int32_t *prompt, size_t n_prompt,
+                                          size_t max_new, const tp_generate_options *options,
+                                          int32_t *out, size_t *n_generated, float *logits);
 
 /* Writes DIR/logits.f32 (the last forward's logits rows) and DIR/kv.L.k.f32, kv.L.v.f32
  * for every layer (the whole n_ctx rows), raw little-endian f32 (an f16 or q8_0 cache read
  * back exactly as f32). */
-tp_status tp_session_dump(tp_session *s, const char *dir);
+TP_API tp_status tp_session_dump(tp_session *s, const char *dir);
 
 #ifdef __cplusplus
 }

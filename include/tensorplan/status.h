@@ -1,9 +1,17 @@
 /* tensorplan: status codes and the thread-local error message, shared by every layer.
  *
+ * Example (any call that returns a tp_status):
+ *
+ *     tp_status st = TP_ERR_INVALID;                  // what a tp_ call returned
+ *     if (st != TP_OK)
+ *         fprintf(stderr, "%s: %s\n", tp_status_name(st), tp_last_error());
+ *
  * Every library function that can fail returns a tp_status; on failure it leaves a one-line
  * message for tp_last_error() in the calling thread. */
 #ifndef TENSORPLAN_STATUS_H
 #define TENSORPLAN_STATUS_H
+
+#include "tensorplan/api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +30,8 @@ typedef enum tp_status {
     TP_ERR_TIMEOUT     /* a time limit ran out before any result was complete       */
 } tp_status;
 
-const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */
-const char *tp_last_error(void);                /* message of this thread's last failure */
+TP_API const char *tp_status_name(tp_status status);   /* "TP_OK", "TP_ERR_INVALID", ... */
+TP_API const char *tp_last_error(void);                /* message of this thread's last failure */
 
 #ifdef __cplusplus
 }

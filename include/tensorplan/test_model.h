@@ -1,11 +1,22 @@
 /* tensorplan: test models, GGUF files of either family written with random weights and a
  * synthesised vocabulary (docs/gguf.md, "Test models"), so that every path from a file can be
- * run without downloading one. Part of the loader layer. */
+ * run without downloading one. Part of the loader layer.
+ *
+ * Example:
+ *
+ *     tp_model_config config;
+ *     tp_gguf_test_model how = {0, 42, "llama", NULL};    // F32 (type 0, quant.h), seed 42
+ *     if (tp_model_config_builtin("tiny-llama", &config) != TP_OK)   // 260 tokens and more
+ *         return 1;
+ *     // then open tiny-llama.gguf as any other model (gguf.h, gguf_model.h)
+ *     return tp_gguf_write_test_model("tiny-llama.gguf", &config, &how) == TP_OK ? 0 : 1;
+ */
 #ifndef TENSORPLAN_TEST_MODEL_H
 #define TENSORPLAN_TEST_MODEL_H
 
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/model.h"
 #include "tensorplan/status.h"
 
@@ -28,8 +39,8 @@ typedef struct tp_gguf_test_model {
  * tp_weights_init_random(config, seed) converted to their types, and a vocabulary of exactly
  * config->vocab tokens synthesised for the tokenizer kind (byte tokens, merges or scored
  * pieces, and special tokens), so that a test can run the whole path from a file. */
-tp_status tp_gguf_write_test_model(const char *path, const tp_model_config *config,
-                                   const tp_gguf_test_model *how);
+TP_API tp_status tp_gguf_write_test_model(const char *path, const tp_model_config *config,
+                                          const tp_gguf_test_model *how);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,30 @@
 /* tensorplan: the tokenizers of GGUF models (docs/tokenizer.md).
  *
+ * Example (a tokenizer of a GGUF file comes from tp_gguf_tokenizer, gguf_model.h):
+ *
+ *     const char *texts[] = {"<s>", "</s>", "\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "a"};
+ *     size_t lens[6];
+ *     for (int i = 0; i < 6; i++)
+ *         lens[i] = strlen(texts[i]);
+ *     tp_vocab_desc desc;
+ *     tp_vocab_desc_init(&desc);                     // every key absent
+ *     desc.model = "llama";
+ *     desc.n_tokens = 6;
+ *     desc.tokens = texts;
+ *     desc.token_lens = lens;
+ *     desc.bos = 0;
+ *     desc.eos = 1;
+ *     tp_tokenizer *tok;
+ *     int32_t *ids;
+ *     size_t n;
+ *     if (tp_tokenizer_create(&desc, &tok) != TP_OK) // copies: texts and desc may go now
+ *         return 1;
+ *     tp_status st = tp_tokenizer_encode(tok, "ab", 2, 1, 0, &ids, &n);   // 0 (bos), 5, 4
+ *     if (st == TP_OK)
+ *         free(ids);
+ *     tp_tokenizer_destroy(tok);
+ *     return st == TP_OK ? 0 : 1;
+ *
  * Two models: "gpt2" (byte-level BPE ranked by merges, with the pre-tokenizer regexes named by
  * tokenizer.ggml.pre) and "llama" (SentencePiece-style BPE ranked by scores, byte fallback).
  * A tokenizer is built from plain arrays, so any source of a vocabulary (a GGUF file, a
@@ -14,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensorplan/api.h"
 #include "tensorplan/status.h"
 
 #ifdef __cplusplus
@@ -50,7 +76,7 @@ typedef struct tp_vocab_desc {
 } tp_vocab_desc;
 
 /* Fills every field of desc with "absent" (NULL, 0 or -1), so callers set only what they have. */
-void tp_vocab_desc_init(tp_vocab_desc *desc);
+TP_API void tp_vocab_desc_init(tp_vocab_desc *desc);
 
 typedef struct tp_tokenizer tp_tokenizer;
 
@@ -59,53 +85,55 @@ typedef struct tp_tokenizer tp_tokenizer;
  * bos/eos is not a token. Empty token texts become "[EMPTY_i]"; a merge without a space after
  * its first byte never matches; a repeated merge keeps its first rank. Texts of end-of-turn
  * and fill-in-the-middle tokens (docs/tokenizer.md) are forced to TP_TOKEN_CONTROL. */
-tp_status tp_tokenizer_create(const tp_vocab_desc *desc, tp_tokenizer **out);
+TP_API tp_status tp_tokenizer_create(const tp_vocab_desc *desc, tp_tokenizer **out);
 
 /* 1 when PRE is a tokenizer.ggml.pre name byte-level BPE supports (docs/tokenizer.md,
  * "Supported"), 0 otherwise (NULL, empty or unknown). */
-int tp_tokenizer_pre_supported(const char *pre);
+TP_API int tp_tokenizer_pre_supported(const char *pre);
 /* The supported names, comma-separated, for messages. */
-const char *tp_tokenizer_pre_names(void);
-void tp_tokenizer_destroy(tp_tokenizer *tok);
+TP_API const char *tp_tokenizer_pre_names(void);
+TP_API void tp_tokenizer_destroy(tp_tokenizer *tok);
 
 /* Tokenizes len bytes of text (any bytes; invalid UTF-8 is read as U+FFFD by gpt2).
  * add_special: add bos/eos as add_bos/add_eos say. parse_special: match control and unknown
  * tokens in the text (user-defined ones are always matched). On TP_OK *ids is a malloc'ed
  * array of *n_ids ids (NULL when 0) that the caller frees. */
-tp_status tp_tokenizer_encode(const tp_tokenizer *tok, const char *text, size_t len,
-                              int add_special, int parse_special, int32_t **ids, size_t *n_ids);
+TP_API tp_status tp_tokenizer_encode(const tp_tokenizer *tok, const char *text, size_t len,
+                                     int add_special, int parse_special, int32_t **ids,
+                                     size_t *n_ids);
 
 /* Turns ids back into bytes. remove_special: drop a leading bos (when add_bos) and a trailing
  * eos (when add_eos). unparse_special: control and unknown tokens give their text instead of
  * nothing. On TP_OK *text is malloc'ed, NUL-terminated after *len bytes; the caller frees it.
  * An id outside [0, V) is refused. */
-tp_status tp_tokenizer_decode(const tp_tokenizer *tok, const int32_t *ids, size_t n,
-                              int remove_special, int unparse_special, char **text, size_t *len);
+TP_API tp_status tp_tokenizer_decode(const tp_tokenizer *tok, const int32_t *ids, size_t n,
+                                     int remove_special, int unparse_special, char **text,
+                                     size_t *len);
 
 /* The bytes one token stands for (what decode concatenates, without the leading-space strip
  * and clean-up of whole texts), for --pieces and streaming output. Writes at most cap bytes to
  * buf (buf may be NULL when cap is 0) and sets *len to the full length. */
-tp_status tp_tokenizer_piece(const tp_tokenizer *tok, int32_t id, int special, char *buf,
-                             size_t cap, size_t *len);
+TP_API tp_status tp_tokenizer_piece(const tp_tokenizer *tok, int32_t id, int special, char *buf,
+                                    size_t cap, size_t *len);
 
 /* The stored text of token id (after [EMPTY_i] replacement) and its type; NULL / -1 for an id
  * outside [0, V). */
-const char *tp_tokenizer_token_text(const tp_tokenizer *tok, int32_t id, size_t *len);
-int tp_tokenizer_token_type(const tp_tokenizer *tok, int32_t id);
+TP_API const char *tp_tokenizer_token_text(const tp_tokenizer *tok, int32_t id, size_t *len);
+TP_API int tp_tokenizer_token_type(const tp_tokenizer *tok, int32_t id);
 
 /* 1 when id ends generation: eos, eot, eom and the end-of-turn texts of docs/tokenizer.md. */
-int tp_tokenizer_is_eog(const tp_tokenizer *tok, int32_t id);
+TP_API int tp_tokenizer_is_eog(const tp_tokenizer *tok, int32_t id);
 
-size_t tp_tokenizer_n_vocab(const tp_tokenizer *tok);
-int32_t tp_tokenizer_bos(const tp_tokenizer *tok);   /* -1 when none */
-int32_t tp_tokenizer_eos(const tp_tokenizer *tok);   /* -1 when none */
-int tp_tokenizer_add_bos(const tp_tokenizer *tok);
-int tp_tokenizer_add_eos(const tp_tokenizer *tok);
+TP_API size_t tp_tokenizer_n_vocab(const tp_tokenizer *tok);
+TP_API int32_t tp_tokenizer_bos(const tp_tokenizer *tok);   /* -1 when none */
+TP_API int32_t tp_tokenizer_eos(const tp_tokenizer *tok);   /* -1 when none */
+TP_API int tp_tokenizer_add_bos(const tp_tokenizer *tok);
+TP_API int tp_tokenizer_add_eos(const tp_tokenizer *tok);
 
 /* The token text by which a byte-level BPE vocabulary spells byte b (the byte table of
  * docs/tokenizer.md: b as the UTF-8 text of its code point, 1 or 2 bytes), NUL-terminated in
  * out; returns its length. */
-size_t tp_bpe_byte_text(uint8_t b, char out[3]);
+TP_API size_t tp_bpe_byte_text(uint8_t b, char out[3]);
 
 #ifdef __cplusplus
 }

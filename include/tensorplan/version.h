@@ -1,11 +1,18 @@
 /* tensorplan: the version of the headers and of the library.
  *
+ * Example:
+ *
+ *     if (strcmp(tp_version(), TP_VERSION_STRING) != 0)
+ *         fprintf(stderr, "built against %s, running with %s\n", TP_VERSION_STRING, tp_version());
+ *
  * The macros say which version a program was compiled against; tp_version() says which
  * library it runs with (they differ when a shared library was replaced). The build reads
  * its version from this file (CMakeLists.txt), so it is written in one place only. The
  * shared library's soname carries TP_VERSION_MAJOR (libtensorplan.so.MAJOR). */
 #ifndef TENSORPLAN_VERSION_H
 #define TENSORPLAN_VERSION_H
+
+#include "tensorplan/api.h"
 
 #define TP_VERSION_MAJOR 0
 #define TP_VERSION_MINOR 1
@@ -20,7 +27,7 @@ extern "C" {
 #endif
 
 /* The library's TP_VERSION_STRING, a static string. */
-const char *tp_version(void);
+TP_API const char *tp_version(void);
 
 #ifdef __cplusplus
 }

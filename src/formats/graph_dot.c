@@ -1,6 +1,7 @@
 /* Graphviz DOT rendering of a graph: where each node runs, what the host fills and reads. */
 #include "tensorplan/graph_io.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
