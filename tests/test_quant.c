@@ -794,6 +794,39 @@ static void test_matmul_every_type(void **state)
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
+/* Float rows longer than one slice: each token's outputs are the same bits whether the token
+ * is multiplied alone (decode) or inside a block of 64 (prefill), in every form. */
+static void test_matmul_float_token_count(void **state)
+{
+    (void)state;
+    const size_t n_in = 2085, n_out = 11, n_tok = 70;
+    const uint32_t types[] = {TP_TYPE_F32, TP_TYPE_F16, TP_TYPE_BF16};
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+        for (size_t ti = 0; ti < 3; ti++) {
+            uint8_t *W = rand_blocks(types[ti], n_in * n_out, 0);
+            float *x = rand_floats(n_in * n_tok, 1.0f), *b = rand_floats(n_out, 1.0f);
+            float *y = malloc(n_out * n_tok * sizeof *y), one[11];
+            assert_non_null(y);
+            assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x, n_in, n_out, n_tok, y, 2),
+                             TP_OK);
+            for (size_t t = 0; t < n_tok; t += 13) {
+                assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x + t * n_in, n_in,
+                                                         n_out, 1, one, 1),
+                                 TP_OK);
+                assert_memory_equal(one, y + t * n_out, sizeof one);
+            }
+            free(W);
+            free(x);
+            free(b);
+            free(y);
+        }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
 static void test_matmul_f32_shapes(void **state)
 {
     (void)state;
@@ -804,6 +837,11 @@ static void test_matmul_f32_shapes(void **state)
         check_matmul(TP_TYPE_F32, 515, 40, 70, 1, 0); /* dot tail, two token blocks */
         check_matmul(TP_TYPE_F32, 515, 40, 70, 0, 1); /* misaligned rows */
         check_matmul(TP_TYPE_F16, 13, 7, 5, 1, 1);
+        /* rows longer than one slice of 1,024 with a partial vector at the end, two token
+         * blocks of 64 */
+        check_matmul(TP_TYPE_F32, 2085, 9, 67, 1, 1);
+        check_matmul(TP_TYPE_F16, 1061, 5, 66, 0, 1);
+        check_matmul(TP_TYPE_BF16, 1037, 3, 3, 1, 0);
         check_matmul(TP_TYPE_BF16, 1, 1, 1, 0, 0);
         check_matmul(TP_TYPE_Q8_0, 32, 3, 9, 1, 3);
         check_matmul(TP_TYPE_Q6_K, 256, 1, 1, 0, 1); /* a single row and token */
@@ -832,7 +870,8 @@ static void test_forms_match_portable(void **state)
 {
     (void)state;
     static const size_t shapes[][3] = {{512, 37, 1}, {256, 1, 7}, {768, 13, 6}, {512, 5, 67},
-                                       {1024, 3, 2}, {256, 64, 3}, {352, 9, 5}, {896, 4, 1}};
+                                       {1024, 3, 2}, {256, 64, 3}, {352, 9, 5}, {896, 4, 1},
+                                       {1061, 6, 5}, {2080, 5, 65}};
     int vector_forms = 0;
     for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
         if (!tp_kernels_isa_supported(isa))
@@ -959,6 +998,7 @@ int main(void)
         cmocka_unit_test(test_quantize_refusals),
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),
+        cmocka_unit_test(test_matmul_float_token_count),
         cmocka_unit_test(test_forms_match_portable),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),

@@ -106,22 +106,34 @@ fail:
     return TP_EXIT_ERROR;
 }
 
+/* The common start of tokenize and detokenize: the command line, the file's tokenizer and
+ * the text (or ids) argument. A negative return is minus the exit code with nothing left
+ * open; otherwise the tokenizer is open and the return is tp_cli_read_text's (the text is
+ * read when it is TP_EXIT_OK). */
+static int open_and_read(int argc, char **argv, tp_cli_cmd cmd, const char *what, tok_args *a,
+                         tp_gguf **g, tp_tokenizer **tok, char **text, size_t *len)
+{
+    memset(a, 0, sizeof *a);
+    if (parse_args(argc, argv, a, cmd, what) != 0)
+        return -TP_EXIT_USAGE;
+    int rc = tp_cli_open_tokenizer(a->file, g, tok);
+    if (rc != TP_EXIT_OK)
+        return -rc;
+    return tp_cli_read_text(a->text, text, len);
+}
+
 int tp_cmd_tokenize(int argc, char **argv)
 {
     tok_args a;
-    memset(&a, 0, sizeof a);
-    if (parse_args(argc, argv, &a, TP_CMD_TOKENIZE, "TEXT") != 0)
-        return TP_EXIT_USAGE;
     tp_gguf *g = NULL;
     tp_tokenizer *tok = NULL;
-    int rc = tp_cli_open_tokenizer(a.file, &g, &tok);
-    if (rc != TP_EXIT_OK)
-        return rc;
     char *text = NULL;
     size_t len = 0;
+    int rc = open_and_read(argc, argv, TP_CMD_TOKENIZE, "TEXT", &a, &g, &tok, &text, &len);
+    if (rc < 0)
+        return -rc;
     int32_t *ids = NULL;
     size_t n = 0;
-    rc = tp_cli_read_text(a.text, &text, &len);
     if (rc == TP_EXIT_OK) {
         tp_status st = tp_tokenizer_encode(tok, text, len, !a.no_special, !a.no_parse_special,
                                            &ids, &n);
@@ -142,19 +154,15 @@ int tp_cmd_tokenize(int argc, char **argv)
 int tp_cmd_detokenize(int argc, char **argv)
 {
     tok_args a;
-    memset(&a, 0, sizeof a);
-    if (parse_args(argc, argv, &a, TP_CMD_DETOKENIZE, "IDS") != 0)
-        return TP_EXIT_USAGE;
     tp_gguf *g = NULL;
     tp_tokenizer *tok = NULL;
-    int rc = tp_cli_open_tokenizer(a.file, &g, &tok);
-    if (rc != TP_EXIT_OK)
-        return rc;
     char *list = NULL, *text = NULL;
     size_t len = 0;
+    int rc = open_and_read(argc, argv, TP_CMD_DETOKENIZE, "IDS", &a, &g, &tok, &list, &len);
+    if (rc < 0)
+        return -rc;
     int32_t *ids = NULL;
     size_t n = 0;
-    rc = tp_cli_read_text(a.text, &list, &len);
     if (rc == TP_EXIT_OK &&
         tp_cli_parse_ids("IDS", list, tp_tokenizer_n_vocab(tok), &ids, &n) != 0)
         rc = TP_EXIT_USAGE;

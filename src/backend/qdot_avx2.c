@@ -5,6 +5,7 @@
 #define TGT __attribute__((target("avx2,fma,f16c")))
 #define SFX(name) name##_avx2
 #define TP_VNNI 0
+#define TP_ZMM 0
 #include "backend/qdot_x86.inc"
 
 int tp_qdot_fill_avx2(tp_qdot_ops *ops)

@@ -5,6 +5,7 @@
 #define TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define SFX(name) name##_avx512
 #define TP_VNNI 1
+#define TP_ZMM 1
 #include "backend/qdot_x86.inc"
 
 int tp_qdot_fill_avx512(tp_qdot_ops *ops)

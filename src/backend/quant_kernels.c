@@ -13,8 +13,13 @@
 #include "tensorplan/kernels.h"
 
 /* Token rows are taken in blocks of this many, so their slab stays in cache while every
- * weight row of a thread's range streams past it. */
-#define MM_TOKEN_BLOCK 16
+ * weight row of a thread's range streams past it (float rows: a slice of MM_K_BLOCK
+ * elements of the slab at a time). */
+#define MM_TOKEN_BLOCK 64
+#define MM_K_BLOCK 1024
+/* Block types: their rounded tokens are read by compute-bound integer sums, which gain
+ * nothing from longer blocks (bench_qmatmul: 16 tokens as fast as 64 or faster). */
+#define MM_QTOKEN_BLOCK 16
 
 /* ---- a parallel for over output rows ---------------------------------------------------- */
 
@@ -47,44 +52,70 @@ static void mm_block_row(const mm_ctx *c, size_t r, size_t t, int n_x)
         c->y[(t + (size_t)k) * c->n_out + r] = c->b ? out[k] + c->b[r] : out[k];
 }
 
-/* y[t..t+n_x)[r..r+n_r) of F32 / F16 / BF16 rows. */
-static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x)
+/* y[t..t+n_x)[r..r+n_r) of F32 / F16 / BF16 rows over the elements [k0, k0 + kn): the first
+ * slice writes y, the next ones add to it, the last one adds the bias. */
+static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x, size_t k0,
+                          size_t kn)
 {
     float out[TP_QDOT_ROWS * TP_QDOT_TOKENS];
     const float *xs[TP_QDOT_TOKENS];
     for (int k = 0; k < n_x; k++)
-        xs[k] = c->x + (t + (size_t)k) * c->n_in;
-    int got = c->ops->f[c->type](c->W + r * c->row_bytes, c->row_bytes, n_r, c->n_in, xs, n_x,
-                                 out);
+        xs[k] = c->x + (t + (size_t)k) * c->n_in + k0;
+    size_t eb = c->type == TP_TYPE_F32 ? 4 : 2;
+    int got = c->ops->f[c->type](c->W + r * c->row_bytes + k0 * eb, c->row_bytes, n_r, kn, xs,
+                                 n_x, out);
+    int last = k0 + kn == c->n_in;
     for (int i = 0; i < got; i++)
         for (int k = 0; k < n_x; k++) {
-            float v = out[i * TP_QDOT_TOKENS + k];
             size_t ri = r + (size_t)i;
-            c->y[(t + (size_t)k) * c->n_out + ri] = c->b ? v + c->b[ri] : v;
+            float *yp = &c->y[(t + (size_t)k) * c->n_out + ri];
+            float v = k0 ? *yp + out[i * TP_QDOT_TOKENS + k] : out[i * TP_QDOT_TOKENS + k];
+            *yp = last && c->b ? v + c->b[ri] : v;
         }
+}
+
+/* Float rows: for each block of tokens and each slice of MM_K_BLOCK elements, tiles of four
+ * rows (a form with fewer registers splits them further) by four tokens. A thread's weight
+ * rows stream once per token block and slice while the block's slice of the tokens (64 x
+ * 1,024 f32, 256 KiB) stays in the second-level cache. Up to four tokens (decode) fit in
+ * cache whole: each row tile then takes its slices one after the other, so the rows stream
+ * in address order. Each output sums its slices in the same order either way, and the
+ * slices depend on n_in only, so the sums never depend on the thread split or on the number
+ * of tokens. */
+static void mm_float_range(const mm_ctx *c, size_t r0, size_t r1, size_t t0, size_t t1)
+{
+    int few = t1 - t0 <= TP_QDOT_TOKENS;
+    size_t k_step = few ? c->n_in : MM_K_BLOCK, r_step = few ? TP_QDOT_ROWS : r1 - r0;
+    for (size_t ro = r0; ro < r1; ro += r_step) {
+        size_t re = r1 - ro < r_step ? r1 : ro + r_step;
+        for (size_t ko = 0; ko < c->n_in; ko += k_step)
+            for (size_t r = ro; r < re; r += TP_QDOT_ROWS) {
+                int n_r = re - r < TP_QDOT_ROWS ? (int)(re - r) : TP_QDOT_ROWS;
+                for (size_t k0 = ko; k0 < ko + k_step && k0 < c->n_in; k0 += MM_K_BLOCK) {
+                    size_t kn = c->n_in - k0 < MM_K_BLOCK ? c->n_in - k0 : MM_K_BLOCK;
+                    for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
+                        mm_float_rows(c, r, n_r, t,
+                                      t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS,
+                                      k0, kn);
+                }
+            }
+    }
 }
 
 static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
 {
     (void)worker;
     const mm_ctx *c = ctx;
-    for (size_t t0 = 0; t0 < c->n_tok; t0 += MM_TOKEN_BLOCK) {
-        size_t t1 = t0 + MM_TOKEN_BLOCK < c->n_tok ? t0 + MM_TOKEN_BLOCK : c->n_tok;
-        if (c->blocks) {
-            for (size_t r = r0; r < r1; r++)
-                for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
-                    mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
+    size_t tb = c->blocks ? MM_QTOKEN_BLOCK : MM_TOKEN_BLOCK;
+    for (size_t t0 = 0; t0 < c->n_tok; t0 += tb) {
+        size_t t1 = t0 + tb < c->n_tok ? t0 + tb : c->n_tok;
+        if (!c->blocks) {
+            mm_float_range(c, r0, r1, t0, t1);
             continue;
         }
-        /* one token: four rows share nothing but give four independent sums; more tokens:
-         * two rows share each token vector */
-        size_t tile = t1 - t0 == 1 ? 4 : 2;
-        for (size_t r = r0; r < r1; r += tile) {
-            int n_r = r1 - r < tile ? (int)(r1 - r) : (int)tile;
+        for (size_t r = r0; r < r1; r++)
             for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
-                mm_float_rows(c, r, n_r, t,
-                              t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
-        }
+                mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
     }
 }
 

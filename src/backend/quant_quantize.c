@@ -41,29 +41,31 @@ static float signed_amax(const float *x, int n)
 
 static void quant_q8_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q8_0)) {
+    tp_block_q8_0 *blk = (tp_block_q8_0 *)dst;
+    for (size_t b = 0; b < n_blocks; b++, x += 32, blk++) {
         float amax = 0.0f;
         for (int j = 0; j < 32; j++)
             amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
         float d = amax / 127.0f;
         float id = inverse(d);
-        tp_wr_u16(dst, tp_f32_to_f16(d));
+        tp_wr_u16(blk->d, tp_f32_to_f16(d));
         for (int j = 0; j < 32; j++)
-            dst[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id); /* half away from zero */
+            blk->qs[j] = (int8_t)roundf(x[j] * id); /* half away from zero */
     }
 }
 
 static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q4_0)) {
+    tp_block_q4_0 *blk = (tp_block_q4_0 *)dst;
+    for (size_t b = 0; b < n_blocks; b++, x += 32, blk++) {
         float d = signed_amax(x, 32) / -8.0f;
         float id = inverse(d);
-        tp_wr_u16(dst, tp_f32_to_f16(d));
+        tp_wr_u16(blk->d, tp_f32_to_f16(d));
         for (int j = 0; j < 16; j++) {
             int q0 = (int)(x[j] * id + 8.5f), q1 = (int)(x[j + 16] * id + 8.5f);
             q0 = q0 > 15 ? 15 : q0 < 0 ? 0 : q0;
             q1 = q1 > 15 ? 15 : q1 < 0 ? 0 : q1;
-            dst[2 + j] = (uint8_t)(q0 | q1 << 4);
+            blk->qs[j] = (uint8_t)(q0 | q1 << 4);
         }
     }
 }
@@ -72,18 +74,29 @@ static void quant_q4_0(const float *x, uint8_t *dst, size_t n_blocks)
  * q = min(top, trunc((x - min) / d + 0.5)); the fifth bit of element k goes to bit k of qh. */
 static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits)
 {
-    size_t bb = bits == 4 ? sizeof(tp_block_q4_1) : sizeof(tp_block_q5_1);
     int top = (1 << bits) - 1;
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += bb) {
+    for (size_t b = 0; b < n_blocks; b++, x += 32) {
+        uint8_t *d16, *m16, *qs, *qh = NULL;
+        if (bits == 4) {
+            tp_block_q4_1 *blk = (tp_block_q4_1 *)dst + b;
+            d16 = blk->d;
+            m16 = blk->m;
+            qs = blk->qs;
+        } else {
+            tp_block_q5_1 *blk = (tp_block_q5_1 *)dst + b;
+            d16 = blk->d;
+            m16 = blk->m;
+            qs = blk->qs;
+            qh = blk->qh;
+        }
         float lo = x[0], hi = x[0];
         for (int j = 1; j < 32; j++) {
             lo = x[j] < lo ? x[j] : lo;
             hi = x[j] > hi ? x[j] : hi;
         }
         float d = (hi - lo) / (float)top, id = inverse(d);
-        tp_wr_u16(dst, tp_f32_to_f16(d));
-        tp_wr_u16(dst + 2, tp_f32_to_f16(lo));
-        uint8_t *qs = dst + (bits == 4 ? 4 : 8);
+        tp_wr_u16(d16, tp_f32_to_f16(d));
+        tp_wr_u16(m16, tp_f32_to_f16(lo));
         uint32_t h = 0;
         for (int j = 0; j < 32; j++) {
             int q = (int)((x[j] - lo) * id + 0.5f);
@@ -91,56 +104,57 @@ static void quant_q41_51(const float *x, uint8_t *dst, size_t n_blocks, int bits
             qs[j % 16] = (uint8_t)(j < 16 ? (q & 15) : (qs[j % 16] | (q & 15) << 4));
             h |= (uint32_t)(q >> 4 & 1) << j;
         }
-        if (bits == 5)
+        if (qh)
             for (int k = 0; k < 4; k++)
-                dst[4 + k] = (uint8_t)(h >> (8 * k));
+                qh[k] = (uint8_t)(h >> (8 * k));
     }
 }
 
 /* Q5_0: as Q4_0 with sixteen levels each side: d = v / -16, q = min(31, trunc(x / d + 16.5)). */
 static void quant_q5_0(const float *x, uint8_t *dst, size_t n_blocks)
 {
-    for (size_t b = 0; b < n_blocks; b++, x += 32, dst += sizeof(tp_block_q5_0)) {
+    tp_block_q5_0 *blk = (tp_block_q5_0 *)dst;
+    for (size_t b = 0; b < n_blocks; b++, x += 32, blk++) {
         float d = signed_amax(x, 32) / -16.0f, id = inverse(d);
-        tp_wr_u16(dst, tp_f32_to_f16(d));
+        tp_wr_u16(blk->d, tp_f32_to_f16(d));
         uint32_t h = 0;
         for (int j = 0; j < 32; j++) {
             int q = (int)(x[j] * id + 16.5f);
             q = q > 31 ? 31 : q < 0 ? 0 : q;
-            dst[6 + j % 16] = (uint8_t)(j < 16 ? (q & 15) : (dst[6 + j % 16] | (q & 15) << 4));
+            blk->qs[j % 16] = (uint8_t)(j < 16 ? (q & 15) : (blk->qs[j % 16] | (q & 15) << 4));
             h |= (uint32_t)(q >> 4 & 1) << j;
         }
         for (int k = 0; k < 4; k++)
-            dst[2 + k] = (uint8_t)(h >> (8 * k));
+            blk->qh[k] = (uint8_t)(h >> (8 * k));
     }
 }
 
 /* Q6_K, a simple valid choice: each sub-block of 16 gets scale v / -32 (v its signed element of
  * largest magnitude); the scales are coded as int8 against d = S / -128 (S the signed scale of
  * largest magnitude); q = clamp(nearest(x / (d16 * sc)), -32, 31) + 32. */
-static void quant_q6_k_block(const float *x, uint8_t *blk)
+static void quant_q6_k_block(const float *x, tp_block_q6_k *blk)
 {
     float sub[16], big = 0.0f;
     for (int s = 0; s < 16; s++) {
         sub[s] = signed_amax(x + 16 * s, 16) / -32.0f;
         big = fabsf(sub[s]) > fabsf(big) ? sub[s] : big;
     }
-    memset(blk, 0, 210);
+    memset(blk, 0, sizeof *blk);
     float iscale = big != 0.0f ? -128.0f / big : 0.0f;
-    tp_wr_u16(blk + 208, tp_f32_to_f16(iscale != 0.0f ? 1.0f / iscale : 0.0f));
-    float d = tp_half_to_float(tp_rd_u16(blk + 208));
+    tp_wr_u16(blk->d, tp_f32_to_f16(iscale != 0.0f ? 1.0f / iscale : 0.0f));
+    float d = tp_half_to_float(tp_rd_u16(blk->d));
     for (int s = 0; s < 16; s++) {
         int sc = nearest(iscale * sub[s]);
         sc = sc > 127 ? 127 : sc < -128 ? -128 : sc;
-        blk[192 + s] = (uint8_t)(int8_t)sc;
+        blk->scales[s] = (int8_t)sc;
         float D = d * (float)sc;
         for (int l = 0; l < 16; l++) {
             int k = 16 * s + l, q = D != 0.0f ? nearest(x[k] / D) : 0;
             q = (q > 31 ? 31 : q < -32 ? -32 : q) + 32;
             int h = k / 128, quarter = (k % 128) / 32, e = k % 32;
-            uint8_t *ql = blk + 64 * h + (quarter % 2 ? 32 : 0) + e;
+            uint8_t *ql = blk->ql + 64 * h + (quarter % 2 ? 32 : 0) + e;
             *ql |= (uint8_t)(quarter < 2 ? (q & 15) : (q & 15) << 4);
-            blk[128 + 32 * h + e] |= (uint8_t)((q >> 4) << (2 * quarter));
+            blk->qh[32 * h + e] |= (uint8_t)((q >> 4) << (2 * quarter));
         }
     }
 }
@@ -167,7 +181,7 @@ static unsigned scale6(float v, float inv)
 /* One Q4_K block with the simplest valid choice per sub-block: s = (hi - lo) / 15 with
  * lo = min(0, min x), m = -lo; then the 6-bit scales relative to d = max s / 63 and
  * dmin = max m / 63, and the quants against the values re-read from the packed block. */
-static void quant_q4_k_block(const float *x, uint8_t *blk)
+static void quant_q4_k_block(const float *x, tp_block_q4_k *blk)
 {
     float s[8], m[8], smax = 0.0f, mmax = 0.0f;
     for (int j = 0; j < 8; j++) {
@@ -181,17 +195,18 @@ static void quant_q4_k_block(const float *x, uint8_t *blk)
         smax = s[j] > smax ? s[j] : smax;
         mmax = m[j] > mmax ? m[j] : mmax;
     }
-    memset(blk, 0, 144);
+    memset(blk, 0, sizeof *blk);
     float inv_s = smax > 0.0f ? 63.0f / smax : 0.0f, inv_m = mmax > 0.0f ? 63.0f / mmax : 0.0f;
     for (int j = 0; j < 8; j++)
-        k4_pack(blk + 4, j, scale6(s[j], inv_s), scale6(m[j], inv_m));
-    tp_wr_u16(blk, tp_f32_to_f16(smax / 63.0f));
-    tp_wr_u16(blk + 2, tp_f32_to_f16(mmax / 63.0f));
-    float d = tp_half_to_float(tp_rd_u16(blk)), dmin = tp_half_to_float(tp_rd_u16(blk + 2));
+        k4_pack(blk->scales, j, scale6(s[j], inv_s), scale6(m[j], inv_m));
+    tp_wr_u16(blk->d, tp_f32_to_f16(smax / 63.0f));
+    tp_wr_u16(blk->dmin, tp_f32_to_f16(mmax / 63.0f));
+    float d = tp_half_to_float(tp_rd_u16(blk->d));
+    float dmin = tp_half_to_float(tp_rd_u16(blk->dmin));
     uint8_t q[256];
     for (int j = 0; j < 8; j++) {
         unsigned sc, mn;
-        tp_k4_scale_min(blk + 4, j, &sc, &mn);
+        tp_k4_scale_min(blk->scales, j, &sc, &mn);
         float D = d * (float)sc, M = dmin * (float)mn;
         for (int l = 0; l < 32; l++) {
             int v = D != 0.0f ? nearest((x[32 * j + l] + M) / D) : 0;
@@ -200,7 +215,7 @@ static void quant_q4_k_block(const float *x, uint8_t *blk)
     }
     for (int c = 0; c < 4; c++)
         for (int l = 0; l < 32; l++)
-            blk[16 + 32 * c + l] = (uint8_t)(q[64 * c + l] | q[64 * c + 32 + l] << 4);
+            blk->qs[32 * c + l] = (uint8_t)(q[64 * c + l] | q[64 * c + 32 + l] << 4);
 }
 
 static int all_finite(const float *x, size_t n)
@@ -245,11 +260,11 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n)
     case TP_TYPE_Q5_1: quant_q41_51(src, out, n / 32, 5); break;
     case TP_TYPE_Q6_K:
         for (size_t b = 0; b < n / 256; b++)
-            quant_q6_k_block(src + 256 * b, out + sizeof(tp_block_q6_k) * b);
+            quant_q6_k_block(src + 256 * b, (tp_block_q6_k *)out + b);
         break;
     default: /* TP_TYPE_Q4_K, the last quantizable type */
         for (size_t b = 0; b < n / 256; b++)
-            quant_q4_k_block(src + 256 * b, out + sizeof(tp_block_q4_k) * b);
+            quant_q4_k_block(src + 256 * b, (tp_block_q4_k *)out + b);
         break;
     }
     return TP_OK;
