@@ -18,6 +18,7 @@
 #include "support/offsets_simple.h"
 #include "support/place_reference.h"
 #include "support/xorshift.h"
+#include "support/place_order.h"
 
 #include "tensorplan/planner.h"
 
@@ -30,42 +31,13 @@ static int sanitized(void) { return getenv("TP_SANITIZED") != NULL; }
 /* The sizes: 2^(6..20) + 64 U[0, 64), all multiples of 64. */
 static size_t pow2_size(void) { return ((size_t)1 << (6 + below(15))) + 64 * below(64); }
 
-/* order[] = tensors of non-zero size, by decreasing size (stable) or shuffled. */
-static const tp_tensor_lifetime *sort_base;
-static int by_size_desc(const void *pa, const void *pb)
-{
-    const size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
-    if (sort_base[i].size != sort_base[j].size)
-        return sort_base[i].size > sort_base[j].size ? -1 : 1;
-    return (i > j) - (i < j);
-}
-
-static size_t make_order(const tp_tensor_lifetime *t, size_t n, int shuffled, size_t *order)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (t[i].size > 0)
-            order[m++] = i;
-    if (shuffled) {
-        for (size_t i = m; i > 1; i--) {
-            const size_t j = below(i), tmp = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = tmp;
-        }
-    } else {
-        sort_base = t;
-        qsort(order, m, sizeof *order, by_size_desc);
-    }
-    return m;
-}
-
 /* tp_greedy_place_threads on 1, 2 and 3 threads against the plain pass. */
 static void expect_plain(const tp_tensor_lifetime *t, size_t n, int shuffled, size_t align,
                          tp_gap_rule rule)
 {
     size_t *order = malloc((n + 1) * sizeof *order), *want = malloc((n + 1) * sizeof *want);
     size_t *got = malloc((n + 1) * sizeof *got);
-    const size_t m = make_order(t, n, shuffled, order);
+    const size_t m = tpt_make_order(t, n, shuffled, below, order);
     const size_t want_arena = tpt_reference_place(t, n, order, m, align, rule, want);
     for (unsigned threads = 1; threads <= 3; threads++) {
         size_t arena = 12345;

@@ -16,6 +16,7 @@
 #include "support/offsets_oracle.h"
 #include "support/place_reference.h"
 #include "support/xorshift.h"
+#include "support/place_order.h"
 
 #include "tensorplan/planner.h"
 
@@ -41,35 +42,6 @@ static void random_tensors(tp_tensor_lifetime *t, size_t n, size_t horizon, size
     }
 }
 
-/* order[] = the tensors of non-zero size by decreasing size, stable (tp_plan_offsets), or in a
- * random order; returns how many. */
-static const tp_tensor_lifetime *sort_base;
-static int by_size_desc(const void *pa, const void *pb)
-{
-    const size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
-    if (sort_base[i].size != sort_base[j].size)
-        return sort_base[i].size > sort_base[j].size ? -1 : 1;
-    return (i > j) - (i < j);
-}
-
-static size_t make_order(const tp_tensor_lifetime *t, size_t n, int shuffled, size_t *order)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (t[i].size > 0)
-            order[m++] = i;
-    if (shuffled) {
-        for (size_t i = m; i > 1; i--) {
-            const size_t j = below(i), tmp = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = tmp;
-        }
-    } else {
-        sort_base = t;
-        qsort(order, m, sizeof *order, by_size_desc);
-    }
-    return m;
-}
 
 static void expect_reference(const tp_tensor_lifetime *t, size_t n, const size_t *order, size_t m,
                              size_t align, tp_gap_rule rule, unsigned threads,
@@ -100,7 +72,7 @@ static void test_the_scan_equals_the_plain_pass_on_random_inputs(void **state)
         const size_t reach = below(3) == 0 ? below(4) : below(horizon + 1);
         random_tensors(t, n, horizon, reach);
         const int shuffled = below(2);
-        const size_t m = make_order(t, n, shuffled, order);
+        const size_t m = tpt_make_order(t, n, shuffled, below, order);
         const size_t align = below(2) ? 1 : (size_t)1 << below(below(4) ? 8 : 17);
         const tp_gap_rule rule = shuffled && below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
         const size_t arena = tpt_reference_place(t, n, order, m, align, rule, want);
@@ -122,7 +94,7 @@ static void test_split_chunks_shared_by_threads_give_the_same_offsets(void **sta
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     random_tensors(t, n, n, 2000);
-    const size_t m = make_order(t, n, 0, order);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
     const size_t arena = tpt_reference_place(t, n, order, m, 1, TP_GAP_BEST_FIT, want);
     for (unsigned threads = 1; threads <= 3; threads++)
         expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, threads, TP_SCAN_AUTO, want, arena);
@@ -148,7 +120,7 @@ static void test_dense_long_lifetimes_match_the_tree(void **state)
         t[i] = (tp_tensor_lifetime){ 64 * (1 + below(1024)), first,
                                      first + len < n ? first + len : n - 1 };
     }
-    const size_t m = make_order(t, n, 0, order);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
     size_t arena = 0;
     assert_int_equal(
         tp_tree_place(t, n, order, m, 1, TP_GAP_BEST_FIT, NULL, want, &arena), TP_OK);
@@ -186,7 +158,7 @@ static void test_the_scan_declines_what_it_cannot_hold(void **state)
     size_t *want = malloc(n * sizeof *want);
     for (size_t i = 0; i < n; i++)
         t[i] = (tp_tensor_lifetime){ ((size_t)4 << 20) - 64 * (i % 3), i % 6, 5 + i % 7 };
-    const size_t m = make_order(t, n, 0, order);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
     declined = 0;
     arena = 1;
     assert_int_equal(tp_scan_place(t, n, order, m, 1, TP_GAP_BEST_FIT, NULL, 2, TP_SCAN_AUTO,
@@ -219,7 +191,7 @@ static void test_the_public_planner_with_long_lifetimes_equals_the_plain_pass(vo
     size_t *order = malloc(n * sizeof *order), *got = malloc(n * sizeof *got);
     size_t *want = malloc(n * sizeof *want);
     random_tensors(t, n, n, n / 2);
-    const size_t m = make_order(t, n, 0, order);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
     const size_t want_arena = tpt_reference_place(t, n, order, m, 1, TP_GAP_BEST_FIT, want);
     size_t arena = 0;
     assert_int_equal(tp_plan_offsets(t, n, got, &arena), TP_OK);
