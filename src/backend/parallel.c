@@ -10,16 +10,13 @@
  * call on the caller alone. Results never depend on how
  * [0, n) is split, and a call made while another one holds the pool (another thread of the
  * program) runs on its caller alone. */
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#endif
 #include "backend/parallel.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/cpu_count.h"
 #include "tensorplan/kernels.h"
 
 typedef struct pool {
@@ -95,18 +92,6 @@ static int ensure_workers(pool *p, int want)
     return have;
 }
 
-/* The CPUs this process may run on (its affinity mask: 1 under taskset -c 0); 0 when
- * unknown. Threads beyond them could only take turns on the same cores. */
-static size_t usable_cpus(void)
-{
-#if defined(__linux__) && defined(CPU_COUNT)
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return (size_t)CPU_COUNT(&set);
-#endif
-    return 0;
-}
-
 void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
 {
     if (n == 0)
@@ -116,8 +101,8 @@ void tp_parallel_for(size_t n, int n_threads, tp_range_fn fn, void *ctx)
         t = n;
     if (t > TP_PARALLEL_MAX_THREADS)
         t = TP_PARALLEL_MAX_THREADS;
-    size_t cpus = t > 1 ? usable_cpus() : 0;
-    if (cpus && t > cpus)
+    const size_t cpus = t > 1 ? tp_cpu_count_usable() : 1;
+    if (t > cpus)
         t = cpus;
     if (t <= 1 || atomic_flag_test_and_set(&g_in_use)) {
         fn(ctx, 0, n, 0);
