@@ -24,12 +24,17 @@
 /* Calls with fewer tokens take the row dot products: decoding a panel costs about what eight
  * tokens' products of it cost (bench_qmatmul). */
 #define TP_QGEMM_MIN_TOKENS 16
+/* Groups of 32 per chunk of a panel at most (the panel's chunk stays in the first-level
+ * cache: 1,152 bytes a group). */
+#define TP_QGEMM_MAX_CHUNK 24
 
-/* Tiled activations of n_tok tokens of n_in elements (n_in a multiple of 32); tile i holds
- * tokens [12 i, 12 i + 12), a last partial tile padded with zeros:
+/* Tiled activations of n_tok tokens of n_in elements (n_in a multiple of 32), each group of
+ * 32 values v rounded as tp_qdot_quantize does (d = max|v| / 32767, q = nearest(v / d); a
+ * group holding a non-finite value: d = NaN, q = 0). Tile i holds tokens [12 i, 12 i + 12), a
+ * last partial tile padded with zeros:
  *   q[i][g][p][k]  int32: q[t][32 g + p] & 0xFFFF | q[t][32 g + p + 16] << 16, t = 12 i + k
  *   d[i][g][k]     the group's scale
- *   s[i][g][k]     the exact sum of the group's 32 values (both 16-sums added) */
+ *   s[i][g][k]     the exact sum of the group's 32 values, in double, rounded to f32 */
 typedef struct tp_qgemm_x {
     const int32_t *q;
     const float *d, *s;
@@ -40,10 +45,10 @@ typedef struct tp_qgemm_x {
 size_t tp_qgemm_x_bytes(size_t n_in, size_t n_tok);
 size_t tp_qgemm_scratch_bytes(size_t n_in);
 
-/* Lays the output of tp_qdot_quantize (q, d, s of n_tok rows of n_in) out as tiles in mem
- * (tp_qgemm_x_bytes of it, suitably aligned for floats) and describes them in x. */
-void tp_qgemm_tile_x(const int16_t *q, const float *d, const float *s, size_t n_in, size_t n_tok,
-                     void *mem, tp_qgemm_x *x);
+/* Rounds the n_tok f32 token rows x (n_in each) into tiles in mem (tp_qgemm_x_bytes of it,
+ * aligned for floats) and describes them in xt. */
+typedef void (*tp_qgemm_tile_fn)(const float *x, size_t n_in, size_t n_tok, void *mem,
+                                 tp_qgemm_x *xt);
 
 /* y[t][r] = W[r] . x[t] (+ b[r]) for rows [r0, r1) of W (rows of row_bytes) and every token of
  * x, y rows n_out apart; scratch: tp_qgemm_scratch_bytes(x->n_in), 64-byte aligned. */
@@ -52,10 +57,12 @@ typedef void (*tp_qgemm_fn)(const uint8_t *W, size_t row_bytes, size_t r0, size_
                             void *scratch);
 
 /* The product of form isa (a tp_isa) for type, or NULL where the form has none (the row dot
- * products then serve every token count). */
+ * products then serve every token count); its activation rounding. */
 tp_qgemm_fn tp_qgemm_for(int isa, uint32_t type);
+tp_qgemm_tile_fn tp_qgemm_tiler(int isa);
 
-/* The AVX-512 form's table (qgemm_avx512.c): fills fns[type]; 0 when not built for x86-64. */
-int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n);
+/* The AVX-512 form's table (qgemm_avx512.c): fills fns[type] and *tile; 0 when not built for
+ * x86-64. */
+int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile);
 
 #endif

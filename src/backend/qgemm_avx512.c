@@ -7,6 +7,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "backend/quant_internal.h"
@@ -150,12 +151,13 @@ INL void transpose16(__m512i v[16])
     }
 }
 
-/* Rows [r0, r0 + nr) of W (nr <= 16; missing rows are zeros) into the panel. */
+/* Groups [g0, g1) of rows [r0, r0 + nr) of W (nr <= 16; missing rows are zeros) into the
+ * panel, group g at its place g - g0. */
 #define PACK(name)                                                                             \
-    static TGT void pack_##name(const uint8_t *W, size_t rb, size_t r0, int nr, size_t n_g,   \
-                                const panel *p)                                               \
+    static TGT void pack_##name(const uint8_t *W, size_t rb, size_t r0, int nr, size_t g0,    \
+                                size_t g1, const panel *p)                                    \
     {                                                                                          \
-        for (size_t g = 0; g < n_g; g++) {                                                     \
+        for (size_t g = g0; g < g1; g++) {                                                     \
             __m512i v[16];                                                                     \
             float a[16], b[16];                                                                \
             for (int r = 0; r < 16; r++) {                                                     \
@@ -167,10 +169,11 @@ INL void transpose16(__m512i v[16])
                 }                                                                              \
             }                                                                                  \
             transpose16(v);                                                                    \
+            size_t at = g - g0;                                                                \
             for (int c = 0; c < 16; c++)                                                       \
-                _mm512_storeu_si512((void *)(p->q + g * 256 + (size_t)c * 16), v[c]);         \
-            memcpy(p->a + g * 16, a, sizeof a);                                                \
-            memcpy(p->b + g * 16, b, sizeof b);                                                \
+                _mm512_storeu_si512((void *)(p->q + at * 256 + (size_t)c * 16), v[c]);        \
+            memcpy(p->a + at * 16, a, sizeof a);                                               \
+            memcpy(p->b + at * 16, b, sizeof b);                                               \
         }                                                                                      \
     }
 PACK(q4_0)
@@ -181,13 +184,12 @@ PACK(q6_k)
 
 /* ---- a tile: the panel's 16 rows times n_x tokens of one activation tile --------------- */
 
-/* Groups in order; within a group, the integer sums of kpc pairs (16, or 8 for Q6_K) are
- * converted and scaled (a * dx) into f, then the min times the exact group sum leaves it. */
+/* Groups in order (n_g of them, from the panel's first); within a group, the integer sums of
+ * kpc pairs (16, or 8 for Q6_K) are converted and scaled (a * dx) into f, then the min times
+ * the exact group sum leaves it. */
 INL void tile(const panel *p, size_t n_g, const int32_t *xq, const float *xd, const float *xs,
               int n_x, int kpc, int has_min, __m512 *f)
 {
-    for (int k = 0; k < n_x; k++)
-        f[k] = _mm512_setzero_ps();
     for (size_t g = 0; g < n_g; g++) {
         const int32_t *wg = p->q + g * 256, *xg = xq + g * 16 * T;
         __m512 A = _mm512_loadu_ps(p->a + g * 16);
@@ -195,6 +197,7 @@ INL void tile(const panel *p, size_t n_g, const int32_t *xq, const float *xd, co
             __m512i acc[T];
             for (int k = 0; k < n_x; k++)
                 acc[k] = _mm512_setzero_si512();
+#pragma GCC unroll 16
             for (int c = h; c < h + kpc; c++) {
                 __m512i w = _mm512_loadu_si512((const void *)(wg + c * 16));
                 for (int k = 0; k < n_x; k++)
@@ -212,58 +215,120 @@ INL void tile(const panel *p, size_t n_g, const int32_t *xq, const float *xd, co
     }
 }
 
-/* Tile i of x against the panel of rows [r, r + nr): y[12 i + k][r ..] (+ b). */
-INL void tile_store(const panel *p, const tp_qgemm_x *x, size_t i, int n_x, int kpc,
-                    int has_min, const float *b, float *y, size_t n_out, size_t r, int nr)
+/* Where one panel's chunk of groups meets the tiles. */
+typedef struct chunk {
+    const tp_qgemm_x *x;
+    size_t g0, g1; /* the groups */
+    const float *b;
+    float *y;
+    size_t n_out, r; /* the panel's first row */
+    int nr;
+    int kpc, has_min;
+} chunk;
+
+/* Tile i of x against the panel: the sums so far from y (nothing before the first chunk),
+ * this chunk's groups, back to y (with b after the last chunk). The sums pass through y
+ * unchanged, so the chunks never change a bit. */
+INL void tile_chunk(const panel *p, const chunk *c, size_t i, int n_x)
 {
+    const tp_qgemm_x *x = c->x;
     size_t n_g = x->n_in / 32;
+    __mmask16 m = (__mmask16)((1u << c->nr) - 1);
+    float *y = c->y + i * T * c->n_out + c->r;
     __m512 f[T];
-    tile(p, n_g, x->q + i * T * (x->n_in / 2), x->d + i * T * n_g, x->s + i * T * n_g, n_x, kpc,
-         has_min, f);
-    __mmask16 m = (__mmask16)((1u << nr) - 1);
-    __m512 bias = b ? _mm512_maskz_loadu_ps(m, b + r) : _mm512_setzero_ps();
     for (int k = 0; k < n_x; k++)
-        _mm512_mask_storeu_ps(y + (i * T + (size_t)k) * n_out + r, m, _mm512_add_ps(f[k], bias));
+        f[k] = c->g0 ? _mm512_maskz_loadu_ps(m, y + (size_t)k * c->n_out) : _mm512_setzero_ps();
+    tile(p, c->g1 - c->g0, x->q + i * T * (x->n_in / 2) + c->g0 * 16 * T,
+         x->d + (i * n_g + c->g0) * T, x->s + (i * n_g + c->g0) * T, n_x, c->kpc, c->has_min, f);
+    __m512 bias = c->b && c->g1 == n_g ? _mm512_maskz_loadu_ps(m, c->b + c->r) : _mm512_setzero_ps();
+    for (int k = 0; k < n_x; k++)
+        _mm512_mask_storeu_ps(y + (size_t)k * c->n_out, m, _mm512_add_ps(f[k], bias));
 }
 
-/* Every tile of x against one panel, each token count its own unrolled loop. */
-#define TS(n) tile_store(p, x, i, n, kpc, has_min, b, y, n_out, r, nr)
-INL void panel_tiles(const panel *p, const tp_qgemm_x *x, int kpc, int has_min, const float *b,
-                     float *y, size_t n_out, size_t r, int nr)
+/* Every tile of x against one panel's chunk, each token count its own unrolled loop; the
+ * next panel's rows of the chunk are prefetched a few per tile (next: its first row). */
+#define TC(n) tile_chunk(p, c, i, n)
+INL void panel_tiles(const panel *p, const chunk *c, const uint8_t *next, int next_rows,
+                     size_t rb, size_t seg0, size_t seg1)
 {
-    for (size_t i = 0; i * T < x->n_tok; i++) {
-        size_t left = x->n_tok - i * T;
+    size_t n_tok = c->x->n_tok, n_tiles = (n_tok + T - 1) / T;
+    for (size_t i = 0; i < n_tiles; i++) {
+        for (size_t r = i * 16 / n_tiles; r < (i + 1) * 16 / n_tiles && (int)r < next_rows; r++)
+            for (size_t o = seg0; o < seg1; o += 64)
+                _mm_prefetch((const char *)(next + r * rb + o), _MM_HINT_T0);
+        size_t left = n_tok - i * T;
         switch (left >= T ? T : left) {
-        case 1: TS(1); break;
-        case 2: TS(2); break;
-        case 3: TS(3); break;
-        case 4: TS(4); break;
-        case 5: TS(5); break;
-        case 6: TS(6); break;
-        case 7: TS(7); break;
-        case 8: TS(8); break;
-        case 9: TS(9); break;
-        case 10: TS(10); break;
-        case 11: TS(11); break;
-        default: TS(12); break;
+        case 1: TC(1); break;
+        case 2: TC(2); break;
+        case 3: TC(3); break;
+        case 4: TC(4); break;
+        case 5: TC(5); break;
+        case 6: TC(6); break;
+        case 7: TC(7); break;
+        case 8: TC(8); break;
+        case 9: TC(9); break;
+        case 10: TC(10); break;
+        case 11: TC(11); break;
+        default: TC(12); break;
         }
     }
 }
 
-#define GEMM(name, kpc, has_min)                                                               \
+/* Groups per chunk: the panel's chunk (1,152 bytes a group) stays in the first-level cache
+ * and every token's chunk (64 bytes a group) in the second-level cache. */
+static size_t chunk_groups(size_t n_g, size_t n_tok)
+{
+    size_t by_tokens = (size_t)(640 * 1024) / (64 * (n_tok + T));
+    size_t kc = by_tokens < TP_QGEMM_MAX_CHUNK ? by_tokens : TP_QGEMM_MAX_CHUNK;
+    kc = kc < 4 ? 4 : kc;
+    size_t n_chunks = (n_g + kc - 1) / kc; /* chunks of even size */
+    return (n_g + n_chunks - 1) / n_chunks;
+}
+
+/* Tokens per block: a block's chunk of the activations stays in the second-level cache
+ * while every panel meets it (each panel's chunk is decoded once per block). */
+#define TOKEN_BLOCK (10 * T)
+
+/* The view of tokens [t0, t0 + n) of x (t0 a multiple of T). */
+static tp_qgemm_x token_block(const tp_qgemm_x *x, size_t t0, size_t n)
+{
+    size_t n_g = x->n_in / 32;
+    tp_qgemm_x v = *x;
+    v.q += t0 * (x->n_in / 2);
+    v.d += t0 * n_g;
+    v.s += t0 * n_g;
+    v.n_tok = n;
+    return v;
+}
+
+/* Blocks of tokens, then chunks of groups, then panels: each panel's chunk is decoded once
+ * per token block and meets every tile of the block. */
+#define GEMM(name, KPC, HAS_MIN)                                                               \
     static TGT void gemm_##name(const uint8_t *W, size_t rb, size_t r0, size_t r1,             \
                                 const tp_qgemm_x *x, const float *b, float *y, size_t n_out,   \
                                 void *scratch)                                                 \
     {                                                                                          \
-        size_t n_g = x->n_in / 32;                                                             \
+        size_t n_g = x->n_in / 32, kc = chunk_groups(n_g, TOKEN_BLOCK);                       \
         panel p;                                                                               \
         p.q = scratch;                                                                         \
-        p.a = (float *)(void *)(p.q + n_g * 256);                                              \
-        p.b = p.a + n_g * 16;                                                                  \
-        for (size_t r = r0; r < r1; r += TP_QGEMM_ROWS) {                                      \
-            int nr = r1 - r < TP_QGEMM_ROWS ? (int)(r1 - r) : TP_QGEMM_ROWS;                   \
-            pack_##name(W, rb, r, nr, n_g, &p);                                                \
-            panel_tiles(&p, x, kpc, has_min, b, y, n_out, r, nr);                              \
+        p.a = (float *)(void *)(p.q + kc * 256);                                               \
+        p.b = p.a + kc * 16;                                                                   \
+        for (size_t t0 = 0; t0 < x->n_tok; t0 += TOKEN_BLOCK) {                                \
+            tp_qgemm_x xv = token_block(x, t0, x->n_tok - t0 < TOKEN_BLOCK ? x->n_tok - t0     \
+                                                                           : TOKEN_BLOCK);     \
+            chunk c = {&xv, 0, 0, b, y + t0 * n_out, n_out, 0, 0, KPC, HAS_MIN};               \
+            for (c.g0 = 0; c.g0 < n_g; c.g0 = c.g1) {                                          \
+                c.g1 = n_g - c.g0 < kc ? n_g : c.g0 + kc;                                      \
+                size_t seg0 = rb * c.g0 / n_g, seg1 = rb * c.g1 / n_g + 64;                    \
+                for (c.r = r0; c.r < r1; c.r += TP_QGEMM_ROWS) {                               \
+                    c.nr = r1 - c.r < TP_QGEMM_ROWS ? (int)(r1 - c.r) : TP_QGEMM_ROWS;         \
+                    pack_##name(W, rb, c.r, c.nr, c.g0, c.g1, &p);                             \
+                    size_t nx = c.r + TP_QGEMM_ROWS < r1 ? r1 - c.r - TP_QGEMM_ROWS : 0;       \
+                    panel_tiles(&p, &c, W + (c.r + TP_QGEMM_ROWS) * rb,                        \
+                                nx < TP_QGEMM_ROWS ? (int)nx : TP_QGEMM_ROWS, rb, seg0,        \
+                                seg1 < rb ? seg1 : rb);                                        \
+                }                                                                              \
+            }                                                                                  \
         }                                                                                      \
     }
 GEMM(q4_0, 16, 0)
@@ -272,9 +337,69 @@ GEMM(q8_0, 16, 0)
 GEMM(q4_k, 16, 1)
 GEMM(q6_k, 8, 0)
 
-int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n)
+/* ---- the activations ----------------------------------------------------------------- */
+
+/* One token's group of 32 at v into the tiles: pairs at dst[p * T], scale, sum. */
+INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
+{
+    const __m512 big = _mm512_set1_ps(3.40282347e38f);
+    __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
+    __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+    /* NaN compares false, so a non-finite value leaves its lane out of the mask */
+    int finite = (_mm512_cmp_ps_mask(a0, big, _CMP_LE_OQ) &
+                  _mm512_cmp_ps_mask(a1, big, _CMP_LE_OQ)) == 0xFFFF;
+    float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    float id = amax > 0.0f ? 32767.0f / amax : 0.0f;
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), set32(T));
+    if (!finite || !(id <= 3.40282347e38f)) { /* poisoned, or too tiny: rounds to zero */
+        _mm512_i32scatter_epi32(dst, idx, _mm512_setzero_si512(), 4);
+        *d = *s = finite ? 0.0f : NAN;
+        return;
+    }
+    *d = amax / 32767.0f;
+    const __m512i hi = set32(32767), lo = set32(-32767);
+    __m512 vid = _mm512_set1_ps(id);
+    __m512i q0 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v0, vid)), hi), lo);
+    __m512i q1 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v1, vid)), hi), lo);
+    _mm512_i32scatter_epi32(dst, idx, pair_of(q0, q1), 4);
+    __m512d sum = _mm512_add_pd(
+        _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v0)),
+                      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1)))),
+        _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v1)),
+                      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v1), 1)))));
+    *s = (float)_mm512_reduce_add_pd(sum);
+}
+
+static TGT void tile_x(const float *x, size_t n_in, size_t n_tok, void *mem, tp_qgemm_x *xt)
+{
+    const size_t n_g = n_in / 32;
+    size_t tiles = (n_tok + T - 1) / T;
+    int32_t *xq = mem;
+    float *xd = (float *)(void *)(xq + tiles * T * (n_in / 2)), *xs = xd + tiles * T * n_g;
+    if (n_tok % T) { /* the padding tokens of the last tile */
+        memset(xq + (tiles - 1) * T * (n_in / 2), 0, T * (n_in / 2) * sizeof *xq);
+        memset(xd + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xd);
+        memset(xs + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xs);
+    }
+    for (size_t t = 0; t < n_tok; t++) {
+        size_t i = t / T, k = t % T;
+        int32_t *qi = xq + i * T * (n_in / 2) + k;
+        for (size_t g = 0; g < n_g; g++)
+            tile_group(x + t * n_in + 32 * g, qi + g * 16 * T, xd + (i * n_g + g) * T + k,
+                       xs + (i * n_g + g) * T + k);
+    }
+    xt->q = xq;
+    xt->d = xd;
+    xt->s = xs;
+    xt->n_in = n_in;
+    xt->n_tok = n_tok;
+}
+
+int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile)
 {
     memset(fns, 0, n * sizeof *fns);
+    *tile = tile_x;
     if (n < TP_TYPE_ID_LIMIT)
         return 0;
     fns[TP_TYPE_Q4_0] = gemm_q4_0;
@@ -285,10 +410,11 @@ int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n)
     return 1;
 }
 #else
-int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n)
+int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile)
 {
     (void)fns;
     (void)n;
+    (void)tile;
     return 0;
 }
 #endif

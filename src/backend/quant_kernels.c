@@ -142,8 +142,9 @@ static void gemm_range(void *ctx, size_t p0, size_t p1, int worker)
           c->scratch + (size_t)worker * c->scratch_bytes);
 }
 
-/* The product of n_tok >= TP_QGEMM_MIN_TOKENS tokens, rounded into xq / xd / xs, by fn. */
-static tp_status run_qgemm(tp_qgemm_fn fn, const mm_ctx *m, int n_threads)
+/* The product of n_tok >= TP_QGEMM_MIN_TOKENS tokens by fn, the tokens rounded by tile. */
+static tp_status run_qgemm(tp_qgemm_fn fn, tp_qgemm_tile_fn tile, const mm_ctx *m,
+                           int n_threads)
 {
     size_t xb = tp_qgemm_x_bytes(m->n_in, m->n_tok), sb = tp_qgemm_scratch_bytes(m->n_in);
     double work = (double)m->n_in * (double)m->n_out * (double)m->n_tok;
@@ -155,7 +156,7 @@ static tp_status run_qgemm(tp_qgemm_fn fn, const mm_ctx *m, int n_threads)
                        m->n_tok * m->n_in);
     }
     tp_qgemm_x x;
-    tp_qgemm_tile_x(m->xq, m->xd, m->xs, m->n_in, m->n_tok, tiles, &x);
+    tile(m->x, m->n_in, m->n_tok, tiles, &x);
     gemm_ctx c = {fn, m->W, m->row_bytes, m->n_out, &x, m->b, m->y, scratch, sb};
     size_t panels = (m->n_out + TP_QGEMM_ROWS - 1) / TP_QGEMM_ROWS;
     tp_parallel_for(panels, t, gemm_range, &c);
@@ -201,6 +202,10 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     int blocks = ops->q[type] != NULL;
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
                 n_in, n_out, n_tok, y, NULL, NULL, NULL};
+    tp_qgemm_fn gemm = blocks && n_tok >= TP_QGEMM_MIN_TOKENS
+                           ? tp_qgemm_for(tp_kernels_isa(), type) : NULL;
+    if (gemm)
+        return run_qgemm(gemm, tp_qgemm_tiler(tp_kernels_isa()), &c, n_threads);
     void *act = NULL;
     if (blocks) {
         size_t n = n_tok * n_in; /* no overflow: n_tok * n_in was checked above */
@@ -216,13 +221,6 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         c.xq = xq;
         c.xd = xd;
         c.xs = xs;
-        tp_qgemm_fn gemm = n_tok >= TP_QGEMM_MIN_TOKENS ? tp_qgemm_for(tp_kernels_isa(), type)
-                                                        : NULL;
-        if (gemm) {
-            tp_status st = run_qgemm(gemm, &c, n_threads);
-            free(act);
-            return st;
-        }
     }
     double work = (double)n_in * (double)n_out * (double)n_tok;
     tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), mm_range, &c);
