@@ -59,6 +59,15 @@ INL __m512i nib_pair(__m512i v)
 
 /* ---- one row's group g as 16 pairs (element p below element p + 16), scale, min ------- */
 
+/* The fifth bits of the 32 elements (bit j of qh for element j) of a Q5_0 / Q5_1 block as 16
+ * in each half of the pairs. */
+INL __m512i fifth_pairs(const uint8_t *qh)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i hv = _mm512_srlv_epi32(set32((int)tp_rd_u32(qh)), idx);
+    return _mm512_slli_epi32(_mm512_and_si512(hv, set32(0x10001)), 4);
+}
+
 INL void dec_q4_0(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
 {
     const uint8_t *blk = row + g * 18;
@@ -70,13 +79,26 @@ INL void dec_q4_0(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
 INL void dec_q5_0(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
 {
     const uint8_t *blk = row + g * 22;
-    const __m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i hv = _mm512_srlv_epi32(set32((int)tp_rd_u32(blk + 2)), idx);
-    __m512i w = _mm512_or_si512(nib_pair(ld_u8(blk + 6)),
-                                _mm512_slli_epi32(_mm512_and_si512(hv, set32(0x10001)), 4));
+    __m512i w = _mm512_or_si512(nib_pair(ld_u8(blk + 6)), fifth_pairs(blk + 2));
     *v = _mm512_sub_epi16(w, _mm512_set1_epi16(16));
     *a = h2f(blk);
     *b = 0;
+}
+
+INL void dec_q4_1(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    const uint8_t *blk = row + g * 20;
+    *v = nib_pair(ld_u8(blk + 4));
+    *a = h2f(blk);
+    *b = -h2f(blk + 2);
+}
+
+INL void dec_q5_1(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    const uint8_t *blk = row + g * 24;
+    *v = _mm512_or_si512(nib_pair(ld_u8(blk + 8)), fifth_pairs(blk + 4));
+    *a = h2f(blk);
+    *b = -h2f(blk + 2);
 }
 
 INL void dec_q8_0(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
@@ -87,20 +109,38 @@ INL void dec_q8_0(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
     *b = 0;
 }
 
-/* Q4_K: group j of a block of 256 is the low (j even) or high nibbles of 32 bytes. */
-INL void dec_q4_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+/* Q4_K / Q5_K: group j of a block of 256 is the low (j even) or high nibbles of 32 bytes
+ * (Q5_K: plus bit j of qh[e] as 16 for element e). */
+INL void dec_k45(const uint8_t *row, size_t g, int five, __m512i *v, float *a, float *b)
 {
-    const uint8_t *blk = row + g / 8 * 144;
+    const uint8_t *blk = row + g / 8 * (five ? 176 : 144);
     int j = (int)(g % 8);
-    const uint8_t *qs = blk + 16 + 32 * (j / 2);
+    const uint8_t *qs = blk + (five ? 48 : 16) + 32 * (j / 2);
     __m128i sh = _mm_cvtsi32_si128(4 * (j & 1));
     __m512i lo = _mm512_and_si512(_mm512_srl_epi32(ld_u8(qs), sh), set32(15));
     __m512i hi = _mm512_and_si512(_mm512_srl_epi32(ld_u8(qs + 16), sh), set32(15));
+    if (five) {
+        __m128i hb = _mm_cvtsi32_si128(j);
+        lo = _mm512_or_si512(lo, _mm512_slli_epi32(
+                                     _mm512_and_si512(_mm512_srl_epi32(ld_u8(blk + 16), hb), set32(1)), 4));
+        hi = _mm512_or_si512(hi, _mm512_slli_epi32(
+                                     _mm512_and_si512(_mm512_srl_epi32(ld_u8(blk + 32), hb), set32(1)), 4));
+    }
     *v = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
     unsigned sc, m;
     tp_k4_scale_min(blk + 4, j, &sc, &m);
     *a = h2f(blk) * (float)sc;
     *b = h2f(blk + 2) * (float)m;
+}
+
+INL void dec_q4_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    dec_k45(row, g, 0, v, a, b);
+}
+
+INL void dec_q5_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    dec_k45(row, g, 1, v, a, b);
 }
 
 /* Q6_K: group 4 h + r of a block of 256; the two sub-blocks' int8 scales are multiplied into
@@ -177,9 +217,12 @@ INL void transpose16(__m512i v[16])
         }                                                                                      \
     }
 PACK(q4_0)
+PACK(q4_1)
 PACK(q5_0)
+PACK(q5_1)
 PACK(q8_0)
 PACK(q4_k)
+PACK(q5_k)
 PACK(q6_k)
 
 /* ---- a tile: the panel's 16 rows times n_x tokens of one activation tile --------------- */
@@ -332,9 +375,12 @@ static tp_qgemm_x token_block(const tp_qgemm_x *x, size_t t0, size_t n)
         }                                                                                      \
     }
 GEMM(q4_0, 16, 0)
+GEMM(q4_1, 16, 1)
 GEMM(q5_0, 16, 0)
+GEMM(q5_1, 16, 1)
 GEMM(q8_0, 16, 0)
 GEMM(q4_k, 16, 1)
+GEMM(q5_k, 16, 1)
 GEMM(q6_k, 8, 0)
 
 /* ---- the activations ----------------------------------------------------------------- */
@@ -403,9 +449,12 @@ int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile)
     if (n < TP_TYPE_ID_LIMIT)
         return 0;
     fns[TP_TYPE_Q4_0] = gemm_q4_0;
+    fns[TP_TYPE_Q4_1] = gemm_q4_1;
     fns[TP_TYPE_Q5_0] = gemm_q5_0;
+    fns[TP_TYPE_Q5_1] = gemm_q5_1;
     fns[TP_TYPE_Q8_0] = gemm_q8_0;
     fns[TP_TYPE_Q4_K] = gemm_q4_k;
+    fns[TP_TYPE_Q5_K] = gemm_q5_k;
     fns[TP_TYPE_Q6_K] = gemm_q6_k;
     return 1;
 }
