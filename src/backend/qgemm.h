@@ -21,9 +21,10 @@
 
 #define TP_QGEMM_TOKENS 12 /* tokens per register tile */
 #define TP_QGEMM_ROWS 16   /* rows per panel: the lanes of one 512-bit vector */
-/* Calls with fewer tokens take the row dot products: decoding a panel costs about what eight
- * tokens' products of it cost (bench_qmatmul). */
-#define TP_QGEMM_MIN_TOKENS 16
+/* Calls with fewer tokens take the row dot products, which meet up to four tokens per pass
+ * without decoding a panel; from five tokens (two passes) the panels win on every type
+ * (one core, Qwen2.5-0.5B feed-forward shapes: 4 tokens about even, 5 tokens 1.3-2x). */
+#define TP_QGEMM_MIN_TOKENS 5
 /* Groups of 32 per chunk of a panel at most (the panel's chunk stays in the first-level
  * cache: 1,152 bytes a group). */
 #define TP_QGEMM_MAX_CHUNK 24

@@ -1,7 +1,8 @@
 /* Typed mat-mul and row gather: weights stay in their own type and are read where they lie
  * (docs/quant.md section 5). Each weight row meets up to four token rows at a time through the
  * row dot products of backend/qdot.h: block types against the tokens rounded to 16-bit groups,
- * F32 / F16 / BF16 against the f32 tokens. */
+ * F32 / F16 / BF16 against the f32 tokens. Block types with TP_QGEMM_MIN_TOKENS or more tokens
+ * go to the prefill products of backend/qgemm.h where the form has one. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
