@@ -224,7 +224,7 @@ static unsigned scale_int(float v, float inv, int top)
  * sc_j = min(stop, nearest(stop * s_j / S)), mn_j = min(stop, nearest(stop * m_j / Mx)) (0
  * when S or Mx is 0). Then, with D = d * sc_j and M = dmin * mn_j as the block will hold them,
  * q = clamp(nearest((x + M) / D), 0, top) (0 when D is 0). */
-static void min_scales(const float *x, int n_sub, int len, int top, int stop, uint8_t d16[2],
+static void min_choice(const float *x, int n_sub, int len, int top, int stop, uint8_t d16[2],
                        uint8_t dmin16[2], unsigned *sc, unsigned *mn, uint8_t *q)
 {
     float s[16], m[16], smax = 0.0f, mmax = 0.0f;
@@ -275,7 +275,7 @@ static void quant_q45_k_block(const float *x, uint8_t *dst, int five_bits)
     }
     unsigned sc[8], mn[8];
     uint8_t q[256];
-    min_scales(x, 8, 32, five_bits ? 31 : 15, 63, d16, dmin16, sc, mn, q);
+    min_choice(x, 8, 32, five_bits ? 31 : 15, 63, d16, dmin16, sc, mn, q);
     for (int j = 0; j < 8; j++)
         k4_pack(scales, j, sc[j], mn[j]);
     for (int c = 0; c < 4; c++)
@@ -293,7 +293,7 @@ static void quant_q2_k_block(const float *x, tp_block_q2_k *blk)
     unsigned sc[16], mn[16];
     uint8_t q[256];
     memset(blk, 0, sizeof *blk);
-    min_scales(x, 16, 16, 3, 15, blk->d, blk->dmin, sc, mn, q);
+    min_choice(x, 16, 16, 3, 15, blk->d, blk->dmin, sc, mn, q);
     for (int s = 0; s < 16; s++)
         blk->scales[s] = (uint8_t)(sc[s] | mn[s] << 4);
     for (int k = 0; k < 256; k++) {
