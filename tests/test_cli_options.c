@@ -480,7 +480,7 @@ static void test_choices(void **state)
             /* tiny-llama's rows (64 elements) are no whole block of a K type (256): refused
              * by the writer, after the command line was read */
             const int k_type = strcmp(cases[i].flag, "--type") == 0 && n == 4 && upper[3] == 'K';
-            char block[16];
+            char block[48];
             snprintf(block, sizeof block, "%s block", upper);
             expect(k_type ? 2 : 1, k_type ? block : NULL, "%s %s %s", cases[i].line,
                    cases[i].flag, cases[i].names[k]);
