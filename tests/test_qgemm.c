@@ -274,30 +274,63 @@ static void test_forms_and_splits(void **state)
     for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
         if (!tp_kernels_isa_supported(isa))
             continue;
+        int here = 0;
         for (size_t ti = 0; ti < N_TYPES; ti++) {
             int k = tp_type_block_elems(k_types[ti]) == 256;
-            gemm_forms += tp_qgemm_for(isa, k_types[ti]) != NULL;
+            here += tp_qgemm_for(isa, k_types[ti]) != NULL;
             check_forms(isa, k_types[ti], k ? 768 : 928, 37, 65);
             check_forms(isa, k_types[ti], k ? 256 : 64, 21, 130);
         }
+        /* the AVX2 and AVX-512 forms have a product for every type here */
+        assert_int_equal(here, (int)N_TYPES);
+        gemm_forms += here;
     }
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
-    /* the AVX-512 form has a product for every type here */
-    if (tp_kernels_isa_supported(TP_ISA_AVX512))
-        assert_int_equal(gemm_forms, (int)N_TYPES);
     print_message("type and form pairs with a prefill product: %d\n", gemm_forms);
 }
 
-/* The tiled activations against their formula: d = amax / 32767, q = nearest-even(v * (32767
- * / amax)) within +-32767, the pair layout, the exact sum, zero padding. */
-static void test_tiles(void **state)
+/* The AVX2 form takes the AVX-512 form's steps lane for lane (backend/qgemm.h): the same bits
+ * on these activations (no group's values span 2^24, so the groups' sums are exact). */
+static void test_avx2_as_avx512(void **state)
 {
     (void)state;
-    g_rng = tpt_rng_seeded(3);
-    tp_qgemm_tile_fn tile = tp_qgemm_tiler(TP_ISA_AVX512);
+    g_rng = tpt_rng_seeded(5);
+    if (!tp_kernels_isa_supported(TP_ISA_AVX512)) {
+        print_message("no AVX-512 here: the two forms are not compared\n");
+        return;
+    }
+    static const size_t rows[] = {3, 16, 29}, toks[] = {5, 7, 12, 31};
+    for (size_t ti = 0; ti < N_TYPES; ti++) {
+        uint32_t type = k_types[ti];
+        size_t n_in = tp_type_block_elems(type) == 256 ? 1024 : 1056;
+        for (size_t r = 0; r < 3; r++)
+            for (size_t t = 0; t < 4; t++) {
+                uint8_t *W = rand_rows(type, rows[r], n_in);
+                float *x = rand_x(n_in * toks[t]), *b = t % 2 ? rand_x(rows[r]) : NULL;
+                assert_int_equal(tp_kernels_set_isa(TP_ISA_AVX512), TP_OK);
+                float *y5 = run(type, W, b, x, n_in, rows[r], toks[t], 1);
+                assert_int_equal(tp_kernels_set_isa(TP_ISA_AVX2), TP_OK);
+                float *y2 = run(type, W, b, x, n_in, rows[r], toks[t], 2);
+                assert_memory_equal(y2, y5, rows[r] * toks[t] * sizeof *y2);
+                free(W);
+                free(x);
+                free(b);
+                free(y5);
+                free(y2);
+            }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
+/* The tiled activations of form isa against their formula: d = amax / 32767, q =
+ * nearest-even(v * (32767 / amax)) within +-32767, the pair layout, the exact sum, zero
+ * padding. */
+static void check_tiles(int isa)
+{
+    tp_qgemm_tile_fn tile = tp_qgemm_tiler(isa);
     if (!tile) {
-        print_message("no AVX-512 form here: the tiles are not built\n");
-        assert_null(tp_qgemm_for(TP_ISA_AVX512, TP_TYPE_Q4_0));
+        print_message("no %s form here: its tiles are not built\n", tp_kernels_isa_name(isa));
+        assert_null(tp_qgemm_for(isa, TP_TYPE_Q4_0));
         return;
     }
     const size_t n_in = 96, n_tok = 17, T = TP_QGEMM_TOKENS, n_g = n_in / 32;
@@ -336,6 +369,14 @@ static void test_tiles(void **state)
         }
     free(mem);
     free(x);
+}
+
+static void test_tiles(void **state)
+{
+    (void)state;
+    g_rng = tpt_rng_seeded(3);
+    check_tiles(TP_ISA_AVX2);
+    check_tiles(TP_ISA_AVX512);
 }
 
 /* A NaN or an infinity in a token makes that token's outputs NaN in every row (as in f32);
@@ -378,6 +419,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_double),
         cmocka_unit_test(test_forms_and_splits),
+        cmocka_unit_test(test_avx2_as_avx512),
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_poison),
     };

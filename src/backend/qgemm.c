@@ -1,5 +1,6 @@
 /* The prefill products' activation tiles and the choice of form (backend/qgemm.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend/qgemm.h"
@@ -20,30 +21,44 @@ size_t tp_qgemm_scratch_bytes(size_t n_in)
     return groups * (TP_QGEMM_ROWS * 16 * sizeof(int32_t) + 2 * TP_QGEMM_ROWS * sizeof(float));
 }
 
-static tp_qgemm_fn g_avx512[TP_TYPE_ID_LIMIT];
-static tp_qgemm_tile_fn g_tile512;
+/* The products and tilers of each form (none for the portable one). */
+static tp_qgemm_fn g_fns[TP_ISA_COUNT][TP_TYPE_ID_LIMIT];
+static tp_qgemm_tile_fn g_tile[TP_ISA_COUNT];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void init_table(void)
 {
-    if (!tp_qgemm_fill_avx512(g_avx512, TP_TYPE_ID_LIMIT, &g_tile512)) {
-        memset(g_avx512, 0, sizeof g_avx512);
-        g_tile512 = NULL;
-    }
+    static int (*const fill[TP_ISA_COUNT])(tp_qgemm_fn *, size_t, tp_qgemm_tile_fn *) = {
+        [TP_ISA_AVX2] = tp_qgemm_fill_avx2, [TP_ISA_AVX512] = tp_qgemm_fill_avx512};
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++)
+        if (!fill[isa] || !fill[isa](g_fns[isa], TP_TYPE_ID_LIMIT, &g_tile[isa])) {
+            memset(g_fns[isa], 0, sizeof g_fns[isa]);
+            g_tile[isa] = NULL;
+        }
+}
+
+/* For the benchmarks: while set, no form has a prefill product (the row dot products serve
+ * every token count), so the two paths can be timed in one process. */
+static _Atomic int g_off;
+
+void tp_qgemm_set_off(int off)
+{
+    g_off = off != 0;
 }
 
 tp_qgemm_fn tp_qgemm_for(int isa, uint32_t type)
 {
-    if (isa != TP_ISA_AVX512 || type >= TP_TYPE_ID_LIMIT || !tp_kernels_isa_supported(isa))
+    if (isa < 0 || isa >= TP_ISA_COUNT || type >= TP_TYPE_ID_LIMIT || g_off ||
+        !tp_kernels_isa_supported(isa))
         return NULL;
     pthread_once(&g_once, init_table);
-    return g_avx512[type];
+    return g_fns[isa][type];
 }
 
 tp_qgemm_tile_fn tp_qgemm_tiler(int isa)
 {
-    if (isa != TP_ISA_AVX512 || !tp_kernels_isa_supported(isa))
+    if (isa < 0 || isa >= TP_ISA_COUNT || !tp_kernels_isa_supported(isa))
         return NULL;
     pthread_once(&g_once, init_table);
-    return g_tile512;
+    return g_tile[isa];
 }

@@ -5,14 +5,17 @@
  * by tp_qgemm_tile_x in tiles of TP_QGEMM_TOKENS tokens: within each group of 32 elements,
  * pair p (0-15) holds elements p and p + 16 as two int16 halves of one int32, and the pairs
  * of a tile's tokens are adjacent, so one 32-bit broadcast feeds one pair-product instruction
- * (vpdpwssd) for sixteen weight rows. The weights are decoded, panel by panel of
+ * (vpdpwssd; vpmaddwd and vpaddd in the AVX2 form) for sixteen weight rows (eight a vector
+ * in the AVX2 form). The weights are decoded, panel by panel of
  * TP_QGEMM_ROWS rows, into the same pair order, rows in the lanes, in a per-thread scratch,
  * and every decoded group is used by every token of the call.
  *
  * The integer sums are exact, as in the row dot products; each output sums its groups in
  * order in f32 and depends on its row and token only, never on the panel, the tile or the
  * thread split. The f32 rounding differs from the row dot products (tp_qdot_fn), so the two
- * paths agree within f32 rounding, not bit for bit. */
+ * paths agree within f32 rounding, not bit for bit. The AVX2 form takes the integer and f32
+ * steps of the AVX-512 form lane for lane, so the two give the same bits wherever the sums of
+ * 32 activations are exact in double (always, unless a group's values span some 2^24). */
 #ifndef TP_BACKEND_QGEMM_H
 #define TP_BACKEND_QGEMM_H
 
@@ -20,7 +23,7 @@
 #include <stdint.h>
 
 #define TP_QGEMM_TOKENS 12 /* tokens per register tile */
-#define TP_QGEMM_ROWS 16   /* rows per panel: the lanes of one 512-bit vector */
+#define TP_QGEMM_ROWS 16   /* rows per panel: the lanes of one 512-bit vector, or two 256-bit */
 /* Calls with fewer tokens take the row dot products, which meet up to four tokens per pass
  * without decoding a panel; from five tokens (two passes) the panels win on every type
  * (one core, Qwen2.5-0.5B feed-forward shapes: 4 tokens about even, 5 tokens 1.3-2x). */
@@ -62,8 +65,13 @@ typedef void (*tp_qgemm_fn)(const uint8_t *W, size_t row_bytes, size_t r0, size_
 tp_qgemm_fn tp_qgemm_for(int isa, uint32_t type);
 tp_qgemm_tile_fn tp_qgemm_tiler(int isa);
 
-/* The AVX-512 form's table (qgemm_avx512.c): fills fns[type] and *tile; 0 when not built for
- * x86-64. */
+/* For the benchmarks: off != 0 makes tp_qgemm_for answer NULL for every form and type until
+ * it is called again with 0 (the row dot products then serve every token count). */
+void tp_qgemm_set_off(int off);
+
+/* The AVX-512 form's table (qgemm_avx512.c) and the AVX2 form's (qgemm_avx2.c): fill
+ * fns[type] and *tile; 0 when not built for x86-64. */
 int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile);
+int tp_qgemm_fill_avx2(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile);
 
 #endif
