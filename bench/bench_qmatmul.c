@@ -6,8 +6,10 @@
  * Shapes: decode-like (1 token) and prefill-like (64 and 512 tokens) products with the
  * Qwen2.5-0.5B feed-forward matrices: 896 -> 4864 (every type but the K types, whose blocks
  * of 256 do not divide 896) and 4864 -> 896 (every type). Timings are the best of five
- * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [TYPE] [wall] [threads ...] (default: every type, 1 and 2 threads;
- * "wall": wall time for every run, to compare thread counts, e.g. under taskset -c 0). */
+ * repeats; one thread is timed in process CPU time, more threads in wall time. Usage: bench_qmatmul [TYPE] [wall] [rows] [threads ...] (default: every type, 1 and 2 threads;
+ * "wall": wall time for every run, to compare thread counts, e.g. under taskset -c 0; "rows":
+ * where a form has prefill tiles (backend/qgemm.h), also that form with the tiles switched off,
+ * its row dot products, "rows ... r" = their time over the tiles'). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend/dot_internal.h"
+#include "backend/qgemm.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"
 
@@ -22,6 +25,7 @@
  * ran on its core: this machine is shared), CLOCK_MONOTONIC with more threads. */
 static clockid_t g_clock = CLOCK_PROCESS_CPUTIME_ID;
 static int g_wall; /* "wall" on the command line: wall time for every run */
+static int g_rows; /* "rows": the row dot products next to the tiles */
 
 static double now_seconds(void)
 {
@@ -141,6 +145,12 @@ static int bench_shape(uint32_t type, size_t n_in, size_t n_out, const int *thre
                 double tnew = time_new(&j, isa, threads[k]);
                 printf("  %s/%dt %8.3f ms x%5.2f", tp_kernels_isa_name(isa), threads[k],
                        tnew * 1e3, told / tnew);
+                if (g_rows && toks[ti] >= TP_QGEMM_MIN_TOKENS && tp_qgemm_for(isa, type)) {
+                    tp_qgemm_set_off(1);
+                    double trows = time_new(&j, isa, threads[k]);
+                    tp_qgemm_set_off(0);
+                    printf(" (rows %8.3f ms r%5.2f)", trows * 1e3, trows / tnew);
+                }
             }
         }
         printf("\n");
@@ -162,6 +172,8 @@ int main(int argc, char **argv)
         uint32_t id;
         if (strcmp(argv[i], "wall") == 0)
             g_wall = 1;
+        else if (strcmp(argv[i], "rows") == 0)
+            g_rows = 1;
         else if (tp_type_from_name(argv[i], &id))
             only = id;
         else if (given < 8)

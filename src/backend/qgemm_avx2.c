@@ -263,9 +263,13 @@ INL void tile(const panel *p, int hh, size_t n_g, const int32_t *xq, const float
 #pragma GCC unroll 16
             for (int c = h; c < h + kpc; c++) {
                 __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(wg + c * 16));
-                for (int k = 0; k < n_x; k++)
+                for (int k = 0; k < n_x; k++) {
                     acc[k] = _mm256_add_epi32(
                         acc[k], _mm256_madd_epi16(w, _mm256_set1_epi32(xg[c * T + k])));
+                    /* keeps the sums in registers, in this order (else the compiler sums
+                     * the products as a tree, through the stack) */
+                    __asm__("" : "+x"(acc[k]));
+                }
             }
             for (int k = 0; k < n_x; k++)
                 f[k] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[k]), A),
