@@ -39,9 +39,15 @@ typedef void (*tp_qdot_fn)(const uint8_t *row, size_t n_blocks, const tp_xq *x, 
 typedef int (*tp_fdot_fn)(const uint8_t *row, size_t row_bytes, int n_r, size_t n,
                           const float *const *x, int n_x, float *out);
 
+/* Mat-vec of one token (decode): out[r] = row r . x for r < n_rows, rows row_bytes apart of
+ * n_blocks blocks. Each out[r] is the same bits as q gives for that row and token alone. */
+typedef void (*tp_qvec_fn)(const uint8_t *W, size_t row_bytes, size_t n_rows, size_t n_blocks,
+                           const tp_xq *x, float *out);
+
 typedef struct tp_qdot_ops {
     tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */
     tp_fdot_fn f[TP_TYPE_ID_LIMIT]; /* F32, F16, BF16 */
+    tp_qvec_fn v[TP_TYPE_ID_LIMIT]; /* block types, one token; NULL: q row by row */
 } tp_qdot_ops;
 
 /* The table of form isa (a tp_isa of kernels.h); NULL when this build or processor lacks it. */
