@@ -1098,7 +1098,7 @@ static int ex_decide(ex *e, int *complete)
     for (unsigned long long k = 0;; k++) {
         if (e->aspire >= e->limit)
             e->aspire = 0; /* the limit itself is as tight */
-        const int asp = e->aspire > 0 && (k & 1) != 0;
+        const int asp = e->aspire > 0 && (k & 1) == 0; /* the first run aspires */
         const size_t upper = e->limit;
         if (asp)
             e->limit = e->aspire;
