@@ -115,6 +115,16 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
             mm_float_range(c, r0, r1, t0, t1);
             continue;
         }
+        if (t1 - t0 == 1 && c->ops->v[c->type]) { /* decode: one call for the whole range */
+            tp_xq xs = {c->xq + t0 * c->n_in, c->xd + t0 * (c->n_in / TP_QDOT_GROUP),
+                        c->xs + t0 * (c->n_in / 16)};
+            float *y = c->y + t0 * c->n_out;
+            c->ops->v[c->type](c->W + r0 * c->row_bytes, c->row_bytes, r1 - r0, c->n_blocks, &xs,
+                               y + r0);
+            for (size_t r = r0; c->b && r < r1; r++)
+                y[r] += c->b[r];
+            continue;
+        }
         for (size_t r = r0; r < r1; r++)
             for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
                 mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
