@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/fgemm.h"
 #include "backend/parallel.h"
 #include "backend/qdot.h"
 #include "backend/quant_internal.h"
@@ -154,6 +155,8 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         return TP_OK;
     const tp_qdot_ops *ops = tp_qdot_ops_current();
     int blocks = ops->q[type] != NULL;
+    if (!blocks && n_tok >= TP_FGEMM_MIN_TOKENS) /* prefill: the packed product */
+        return tp_fgemm(type, W, row_bytes, b, x, n_in, n_out, n_tok, y, n_threads);
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
                 n_in, n_out, n_tok, y, NULL, NULL, NULL};
     void *act = NULL;
