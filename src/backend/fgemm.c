@@ -23,11 +23,12 @@
 #define P_KC 512
 
 static void pack_w_portable(uint32_t type, const uint8_t *W, size_t row_bytes, size_t o0,
-                            int mr, size_t k0, size_t kn, float *pa)
+                            int mr, size_t k0, size_t kn, float *pa, int next_mr)
 {
+    (void)next_mr;
     for (int r = 0; r < P_MR; r++) {
         float *dst = pa + (size_t)r * P_KC;
-        const uint8_t *row = W + (o0 + (size_t)r) * row_bytes;
+        const uint8_t *row = r < mr ? W + (o0 + (size_t)r) * row_bytes : W;
         if (r >= mr)
             memset(dst, 0, kn * sizeof *dst);
         else if (type == TP_TYPE_F32)
@@ -146,7 +147,9 @@ static void fg_range(void *ctx, size_t a, size_t z, int worker)
             for (size_t rt = a; rt < z; rt++) {
                 size_t o0 = rt * mr;
                 int m = c->n_out - o0 < mr ? (int)(c->n_out - o0) : (int)mr;
-                f->pack_w(c->type, c->W, c->row_bytes, o0, m, k0, kn, pa);
+                size_t after = c->n_out - o0 - (size_t)m; /* rows after this tile */
+                f->pack_w(c->type, c->W, c->row_bytes, o0, m, k0, kn, pa,
+                          rt + 1 < z ? (int)(after < mr ? after : mr) : 0);
                 for (size_t j = j0; j < j1; j++) {
                     size_t t0 = j * tt;
                     int nt = c->n_tok - t0 < tt ? (int)(c->n_tok - t0) : (int)tt;
