@@ -180,6 +180,7 @@ static void test_typed_store_and_attention_against_double(void **state)
         kernels_case(kv_types[ti], 14, 2, 64, 4); /* the 0.5B model's grouping */
     }
     kernels_case(TP_DTYPE_F16, 2, 2, 8, 6); /* f16 takes any head width */
+    kernels_case(TP_DTYPE_F16, 4, 2, 24, 7); /* a width of 16 and a tail of 8 */
 }
 
 static void test_typed_store_refusals(void **state)
