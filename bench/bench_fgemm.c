@@ -10,8 +10,10 @@
  * wall time. Without OpenBLAS (the build defines TP_HAVE_OPENBLAS when CMake finds it) only
  * tensorplan's times are printed.
  *
- *   bench_fgemm [f32|f16|bf16] [threads ...] [quick]     (default: every type, 1 and 2
- *   threads; quick: the Qwen2.5-0.5B shapes but the output one) */
+ *   bench_fgemm [f32|f16|bf16] [avx512|avx2|portable] [threads ...] [quick]
+ *
+ * (default: every type, the best form, 1 and 2 threads; quick: the Qwen2.5-0.5B shapes but
+ * the output one). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +140,16 @@ int main(int argc, char **argv)
     uint32_t only = TP_TYPE_ID_LIMIT;
     for (int i = 1; i < argc; i++) {
         uint32_t id;
-        if (strcmp(argv[i], "quick") == 0)
+        int isa = -1;
+        for (int f = 0; f < TP_ISA_COUNT; f++)
+            if (strcmp(argv[i], tp_kernels_isa_name(f)) == 0)
+                isa = f;
+        if (isa >= 0) {
+            if (tp_kernels_set_isa(isa) != TP_OK) {
+                fprintf(stderr, "bench_fgemm: the %s form does not run here\n", argv[i]);
+                return 1;
+            }
+        } else if (strcmp(argv[i], "quick") == 0)
             quick = 1;
         else if (tp_type_from_name(argv[i], &id))
             only = id;
