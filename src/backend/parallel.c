@@ -12,8 +12,9 @@
  * inside.
  *
  * Waiting, by a worker for the next call or by the caller for the workers inside, first
- * spins on the word (with the processor's pause hint) and then sleeps on it (a futex on
- * Linux, a condition variable elsewhere). The spin is bounded and adaptive: a worker's spin
+ * spins on the word (with the processor's pause hint; past PAUSE_NS yielding the processor
+ * at every look, so that a thread that needs this core gets it) and then sleeps on it (a
+ * futex on Linux, a condition variable elsewhere). The spin is bounded and adaptive: a worker's spin
  * doubles (up to SPIN_MAX_NS) when the next call came within it or soon after it ended, and
  * halves when it ended in vain, so a program that calls rarely stops spinning. Spinning
  * stops for QUIET_NS whenever it does not run alongside the thread it waits for: a spinner
@@ -30,6 +31,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -50,6 +52,7 @@
 
 #define SPIN_MAX_NS 200000  /* longest spin of a worker waiting for the next call */
 #define SPIN_MIN_NS 2000    /* shortest spin that is not none */
+#define PAUSE_NS 10000      /* spins longer than this yield the processor at every look */
 #define CALLER_SPIN_NS 50000 /* longest spin of the caller waiting for the workers inside */
 #define PREEMPT_NS 50000    /* a gap this long between two looks: the spinner was descheduled */
 #define QUIET_NS 20000000   /* after a sign of a shared core, nobody spins for this long */
@@ -160,7 +163,9 @@ static void spin_start(spin *s, int64_t budget)
     s->looks = 0;
 }
 
-/* One pause, and every 32 a look at the clock. */
+/* One pause, and every 32 (about a microsecond) a look at the clock; past PAUSE_NS each
+ * look also yields the processor, so that a thread waiting for this core runs at once (and
+ * the gap that follows tells the spinner that it shares its core). */
 static int spin_step(pool *p, spin *s)
 {
     cpu_relax();
@@ -171,8 +176,18 @@ static int spin_step(pool *p, spin *s)
         quiet_for_a_while(p, t);
         return SPIN_PREEMPTED;
     }
+    if (t - s->start >= s->budget)
+        return SPIN_TIMEOUT;
+    if (t - s->start > PAUSE_NS) {
+        sched_yield();
+        t = now_ns();
+        if (t - s->last > PREEMPT_NS) {
+            quiet_for_a_while(p, t);
+            return SPIN_PREEMPTED;
+        }
+    }
     s->last = t;
-    return t - s->start < s->budget ? SPIN_ON : SPIN_TIMEOUT;
+    return SPIN_ON;
 }
 
 /* The spin allowed now: none in a quiet period. */
