@@ -447,7 +447,7 @@ static void test_choices(void **state)
 {
     (void)state;
     static const struct {
-        const char *line, *flag, *names[6], *message;
+        const char *line, *flag, *names[13], *message;
     } cases[] = {
         {"plan /nonexistent/p.csv", "--planner", {"greedy", "portfolio", "exact"},
          "--planner: expected greedy, portfolio or exact, got 'best'"},
@@ -464,23 +464,27 @@ static void test_choices(void **state)
         {"write-model tiny-llama -o /nonexistent/m.gguf", "--tokenizer", {"gpt2", "llama"},
          "--tokenizer: expected gpt2 or llama, got 'best'"},
         {"write-model tiny-llama -o /nonexistent/m.gguf", "--type",
-         {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k"},
-         "--type: expected f32, f16, bf16, q8_0, q4_0 or q4_k, got 'best'"},
+         {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k",
+          "q5_k", "q6_k"},
+         "--type: expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k "
+         "or q6_k, got 'best'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        for (size_t k = 0; k < 6 && cases[i].names[k]; k++) {
+        for (size_t k = 0; k < 13 && cases[i].names[k]; k++) {
             char upper[32];
             size_t n = strlen(cases[i].names[k]);
             for (size_t j = 0; j <= n; j++) {
                 const char ch = cases[i].names[k][j];
                 upper[j] = ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
             }
-            /* tiny-llama's rows (64 elements) are no whole Q4_K block: refused by the
-             * writer, after the command line was read */
-            const int q4k = strcmp(cases[i].names[k], "q4_k") == 0;
-            expect(q4k ? 2 : 1, q4k ? "Q4_K block" : NULL, "%s %s %s", cases[i].line,
+            /* tiny-llama's rows (64 elements) are no whole block of a K type (256): refused
+             * by the writer, after the command line was read */
+            const int k_type = strcmp(cases[i].flag, "--type") == 0 && n == 4 && upper[3] == 'K';
+            char block[48];
+            snprintf(block, sizeof block, "%s block", upper);
+            expect(k_type ? 2 : 1, k_type ? block : NULL, "%s %s %s", cases[i].line,
                    cases[i].flag, cases[i].names[k]);
-            expect(q4k ? 2 : 1, q4k ? "Q4_K block" : NULL, "%s %s %s", cases[i].line,
+            expect(k_type ? 2 : 1, k_type ? block : NULL, "%s %s %s", cases[i].line,
                    cases[i].flag, upper);
         }
         expect(2, cases[i].message, "%s %s best", cases[i].line, cases[i].flag);

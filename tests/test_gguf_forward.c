@@ -2,7 +2,9 @@
  * file: prefill and decode logits through tp_session_* against the double-precision
  * reference forward of tests/support on the same mapped weights (which it dequantizes with
  * its own code), and every allocation strategy and aliasing policy equal to naive bit for
- * bit. Types of the matrices: F32, F16, BF16, Q8_0. */
+ * bit. Types of the matrices: all thirteen a file can be written in against the reference
+ * (the K types Q2_K..Q6_K on configs widened to 256), F32, F16, BF16, Q8_0 for the
+ * strategies. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,6 +52,11 @@ typedef struct loaded {
 static void load(int llama, uint32_t type, loaded *m)
 {
     tp_model_config c = family(llama);
+    if (tp_type_block_elems(type) == 256) { /* rows of whole K blocks: 256 and 512 wide */
+        c.n_embd = 256;
+        c.head_dim = 64;
+        c.n_ff = 512;
+    }
     snprintf(c.name, sizeof c.name, "%s", llama ? "fwd-llama" : "fwd-qwen2");
     const tp_gguf_test_model how = {.type = type, .seed = 11, .tokenizer = llama ? "llama" : "gpt2",
                                     .pre = llama ? NULL : "qwen2"};
@@ -119,12 +126,18 @@ static void against_reference(int llama, uint32_t type)
 
 static const uint32_t types[] = {TP_TYPE_F32, TP_TYPE_F16, TP_TYPE_BF16, TP_TYPE_Q8_0};
 
+/* Every type a file can be written in; the K types on 256-wide configs. */
+static const uint32_t all_types[] = {TP_TYPE_F32,  TP_TYPE_F16,  TP_TYPE_BF16, TP_TYPE_Q8_0,
+                                     TP_TYPE_Q4_0, TP_TYPE_Q4_1, TP_TYPE_Q5_0, TP_TYPE_Q5_1,
+                                     TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q4_K, TP_TYPE_Q5_K,
+                                     TP_TYPE_Q6_K};
+
 static void test_gguf_models_match_reference(void **state)
 {
     (void)state;
     for (int llama = 0; llama < 2; llama++)
-        for (size_t t = 0; t < 4; t++)
-            against_reference(llama, types[t]);
+        for (size_t t = 0; t < sizeof all_types / sizeof *all_types; t++)
+            against_reference(llama, all_types[t]);
 }
 
 static float *run(const loaded *m, const tp_session_options *o)

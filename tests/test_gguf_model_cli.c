@@ -356,7 +356,10 @@ static void test_write_model(void **state)
     }
     /* tiny's vocabulary of 97 cannot hold 256 byte tokens */
     assert_int_equal(run_cli("write-model tiny -o '%s/x.gguf'", tmpdir), 2);
+    /* a K type on rows of 64: refused by the writer, naming the block */
     assert_int_equal(run_cli("write-model tiny-llama --type q6_k -o '%s/x.gguf'", tmpdir), 2);
+    if (!strstr(err_text, "Q6_K blocks of 256"))
+        fail_msg("%s", err_text);
     assert_int_equal(run_cli("write-model tiny-llama"), 2);
     /* the shared file back to this test's model */
     const mb_model m = the_model();

@@ -654,13 +654,245 @@ static void test_quantize_q6_k(void **state)
     free(q);
 }
 
+/* Q2_K, Q4_K and Q5_K (the min/max choice of docs/quant.md section 4): sub-block j of len
+ * elements holds x in [lo, lo + top s] (lo = min(0, min x), s = (max x - lo) / top, m = -lo).
+ * With S, Mx the largest s, m of the block, sc_j is the nearest integer to stop s / S against
+ * d = f16(S / stop), so D = d sc_j is within d/2 + stop |d - S/stop| of s, and likewise
+ * M = dmin mn_j within dmin/2 + stop |dmin - Mx/stop| of m. A quant in range is within D/2
+ * of x, one clamped at top within top |s - D| + |M + lo|, one clamped at 0 within |M + lo|. */
+static void check_quantize_min(uint32_t type)
+{
+    const int q2 = type == TP_TYPE_Q2_K, n_sub = q2 ? 16 : 8, len = 256 / n_sub;
+    const int stop = q2 ? 15 : 63, top = q2 ? 3 : type == TP_TYPE_Q4_K ? 15 : 31, od = q2 ? 80 : 0;
+    const size_t nb = 8, n = 256 * nb, bb = tp_type_block_bytes(type);
+    float *x = rand_floats(n, 1.5f), y[256];
+    for (size_t i = 0; i < 256; i++) {
+        x[256 + i] = 0.25f + fabsf(x[256 + i]); /* all positive: lo = 0 */
+        x[512 + i] = -0.25f - fabsf(x[512 + i]); /* all negative */
+    }
+    for (size_t i = 0; i < 16; i++)
+        x[768 + 16 + i] = 0.0f; /* a zero sub-block (Q2_K), half of one (Q4_K, Q5_K) */
+    uint8_t *q = malloc(bb * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(type, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *blk = q + bb * b;
+        oracle_row(type, blk, y, 256);
+        double s[16], lo[16], S = 0, Mx = 0;
+        for (int j = 0; j < n_sub; j++) {
+            const float *xs = x + 256 * b + len * j;
+            double hi = xs[0];
+            lo[j] = 0;
+            for (int l = 0; l < len; l++) {
+                lo[j] = fmin(lo[j], xs[l]);
+                hi = fmax(hi, xs[l]);
+            }
+            s[j] = (hi - lo[j]) / top;
+            S = fmax(S, s[j]);
+            Mx = fmax(Mx, -lo[j]);
+        }
+        double d = f16at(blk + od), dmin = f16at(blk + od + 2);
+        /* the f16 rounding of S / stop and Mx / stop: half a unit in the 11th bit */
+        assert_true(fabs(d - S / stop) <= ldexp(S / stop, -11) + 1e-9);
+        assert_true(fabs(dmin - Mx / stop) <= ldexp(Mx / stop, -11) + 1e-9);
+        for (int j = 0; j < n_sub; j++) {
+            int sc, m;
+            if (q2) {
+                sc = blk[j] % 16;
+                m = blk[j] / 16;
+            } else {
+                scale_min(blk + 4, j, &sc, &m);
+            }
+            double D = d * sc, M = dmin * m;
+            double es = d / 2 + stop * fabs(d - S / stop), em = dmin / 2 + stop * fabs(dmin - Mx / stop);
+            if (!(fabs(s[j] - D) <= es + 1e-6) || !(fabs(M + lo[j]) <= em + 1e-6))
+                fail_msg("%s block %zu sub %d: scale %.6g for %.6g, min %.6g for %.6g",
+                         tp_type_name(type), b, j, D, s[j], M, -lo[j]);
+            double bound = fmax(D / 2, top * fabs(s[j] - D) + fabs(M + lo[j])) + 1e-5;
+            for (int l = 0; l < len; l++)
+                if (fabs(y[len * j + l] - x[256 * b + len * j + l]) > bound)
+                    fail_msg("%s block %zu sub %d elem %d: %.6g vs %.6g (bound %.3g)",
+                             tp_type_name(type), b, j, l, y[len * j + l],
+                             x[256 * b + len * j + l], bound);
+        }
+    }
+    free(x);
+    free(q);
+}
+
+static void test_quantize_q2_k_q4_k_q5_k(void **state)
+{
+    (void)state;
+    check_quantize_min(TP_TYPE_Q2_K);
+    check_quantize_min(TP_TYPE_Q4_K);
+    check_quantize_min(TP_TYPE_Q5_K);
+}
+
+/* Q3_K: sub-block s of 16 has x in [-4 |t|, 4 |t|] with t = v / -4 (v its signed element of
+ * largest magnitude); the 6-bit scales (stored + 32) are nearest(-32 t / T) against
+ * d = f16(T / -32) (T the t of largest magnitude), clamped at 31, so D = d (sc - 32) is
+ * within |d| + |t| 2^-10 of t. A quant in range is within |D|/2 of x, one clamped (at 3 or
+ * -4) within |D| + 4 ||D| - |t||. */
+static void test_quantize_q3_k(void **state)
+{
+    (void)state;
+    size_t nb = 8, n = 256 * nb;
+    float *x = rand_floats(n, 1.5f), y[256];
+    for (size_t i = 0; i < 16; i++)
+        x[256 + 16 + i] = 0.0f; /* a zero sub-block */
+    for (size_t i = 0; i < 256; i++)
+        x[512 + i] = 0.5f + fabsf(x[512 + i]); /* all positive: every scale of one sign */
+    uint8_t *q = malloc(110 * nb);
+    assert_non_null(q);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q3_K, x, q, n), TP_OK);
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *blk = q + 110 * b;
+        oracle_row(TP_TYPE_Q3_K, blk, y, 256);
+        double d = f16at(blk + 108);
+        for (int s = 0; s < 16; s++) {
+            const float *xs = x + 256 * b + 16 * s;
+            int arg = 0;
+            for (int l = 1; l < 16; l++)
+                arg = fabsf(xs[l]) > fabsf(xs[arg]) ? l : arg;
+            double t = fabs(xs[arg] / 4.0), D = fabs(d * (double)(q3_scale(blk + 96, s) - 32));
+            if (!(fabs(D - t) <= fabs(d) + ldexp(t, -10) + 1e-7))
+                fail_msg("Q3_K block %zu sub %d: scale %.6g for %.6g", b, s, D, t);
+            double bound = D + 4.0 * fabs(D - t) + 1e-6;
+            for (int l = 0; l < 16; l++)
+                if (fabs(y[16 * s + l] - xs[l]) > bound)
+                    fail_msg("Q3_K block %zu sub %d elem %d: %.6g vs %.6g", b, s, l,
+                             y[16 * s + l], xs[l]);
+        }
+    }
+    free(x);
+    free(q);
+}
+
+/* ---- round trip of representable values ------------------------------------------------- */
+
+/* Stores the quant u (unsigned, as the layout stores it) of element k of a K block; the
+ * layouts of docs/quant.md section 3 restated. */
+static void put_quant(uint32_t type, uint8_t *b, int k, int u)
+{
+    int h = k / 128, j = (k % 128) / 32, p = (k % 32) / 16, l = k % 16;
+    switch (type) {
+    case TP_TYPE_Q2_K:
+        b[16 + 32 * h + 16 * p + l] |= (uint8_t)(u << (2 * j));
+        break;
+    case TP_TYPE_Q3_K:
+        b[32 + 32 * h + 16 * p + l] |= (uint8_t)((u & 3) << (2 * j));
+        if (u & 4) /* set: the 4 is not subtracted */
+            b[k % 32] |= (uint8_t)(1 << (4 * h + j));
+        break;
+    case TP_TYPE_Q4_K:
+    case TP_TYPE_Q5_K: {
+        int five = type == TP_TYPE_Q5_K, off = five ? 48 : 16;
+        b[off + 32 * (k / 64) + k % 32] |= (uint8_t)((u & 15) << ((k % 64) / 32 ? 4 : 0));
+        if (five)
+            b[16 + k % 32] |= (uint8_t)((u >> 4) << (k / 32));
+        break;
+    }
+    default: { /* Q6_K: element 128h + 32r + e */
+        int r = (k % 128) / 32, e = k % 32;
+        b[64 * h + 32 * (r % 2) + e] |= (uint8_t)((u & 15) << (r < 2 ? 0 : 4));
+        b[128 + 32 * h + e] |= (uint8_t)((u >> 4) << (2 * r));
+    }
+    }
+}
+
+/* Stores the scale sc (signed for Q3_K and Q6_K) and min mn of sub-block s. */
+static void put_scale(uint32_t type, uint8_t *b, int s, int sc, int mn)
+{
+    switch (type) {
+    case TP_TYPE_Q2_K:
+        b[s] = (uint8_t)(sc | mn << 4);
+        break;
+    case TP_TYPE_Q3_K:
+        b[96 + s % 8] |= (uint8_t)(((sc + 32) & 15) << (s < 8 ? 0 : 4));
+        b[104 + s % 4] |= (uint8_t)(((sc + 32) >> 4) << (2 * (s / 4)));
+        break;
+    case TP_TYPE_Q4_K:
+    case TP_TYPE_Q5_K:
+        if (s < 4) {
+            b[4 + s] |= (uint8_t)sc;
+            b[8 + s] |= (uint8_t)mn;
+        } else {
+            b[8 + s] |= (uint8_t)((sc & 15) | (mn & 15) << 4);
+            b[s] |= (uint8_t)((sc >> 4) << 6);
+            b[4 + s] |= (uint8_t)((mn >> 4) << 6);
+        }
+        break;
+    default:
+        b[192 + s] = (uint8_t)(int8_t)sc;
+    }
+}
+
+/* A K block whose values the reference quantizer's choice meets exactly: f16 scales of one
+ * binade (2^-8 .. 2^-7, so every value and sum of the block is exact in f32). Symmetric types
+ * (Q3_K, Q6_K): one sub-block at the most negative scale, and in every sub-block an element
+ * of the lowest quant (-4, -32), its element of largest magnitude. Min types (Q2_K, Q4_K,
+ * Q5_K): d, dmin > 0, one sub-block at the top scale and one at the top min, every scale at
+ * least 1, and in every sub-block a quant 0 (the minimum, -M) and a quant top (the maximum). */
+static void representable_block(uint32_t type, uint8_t *b)
+{
+    const int sym = type == TP_TYPE_Q3_K || type == TP_TYPE_Q6_K;
+    const int n_sub = type == TP_TYPE_Q4_K || type == TP_TYPE_Q5_K ? 8 : 16, len = 256 / n_sub;
+    const int top = type == TP_TYPE_Q2_K   ? 3
+                    : type == TP_TYPE_Q3_K ? 7
+                    : type == TP_TYPE_Q4_K ? 15
+                    : type == TP_TYPE_Q5_K ? 31
+                                           : 63;
+    const int stop = sym ? (type == TP_TYPE_Q3_K ? 32 : 128) : type == TP_TYPE_Q2_K ? 15 : 63;
+    const int od = type == TP_TYPE_Q2_K ? 80 : type == TP_TYPE_Q3_K ? 108 : type == TP_TYPE_Q6_K ? 208 : 0;
+    memset(b, 0, tp_type_block_bytes(type));
+    put16(b + od, (uint16_t)((sym ? (rnd32() & 1) << 15 : 0) | 7 << 10 | (rnd32() & 1023)));
+    if (!sym)
+        put16(b + od + 2, (uint16_t)(7 << 10 | (rnd32() & 1023)));
+    int big = (int)(rnd32() % (unsigned)n_sub), bigm = (int)(rnd32() % (unsigned)n_sub);
+    for (int s = 0; s < n_sub; s++) {
+        int sc, mn = 0;
+        if (sym) {
+            sc = s == big ? -stop : -stop + 1 + (int)(rnd32() % (unsigned)(2 * stop - 1));
+        } else {
+            sc = s == big ? stop : 1 + (int)(rnd32() % (unsigned)stop);
+            mn = s == bigm ? stop : (int)(rnd32() % (unsigned)(stop + 1));
+        }
+        put_scale(type, b, s, sc, mn);
+        int p0 = (int)(rnd32() % (unsigned)len), p1 = (p0 + 1 + (int)(rnd32() % (unsigned)(len - 1))) % len;
+        for (int l = 0; l < len; l++) {
+            int u = l == p0 ? 0 : l == p1 && !sym ? top : (int)(rnd32() % (unsigned)(top + 1));
+            put_quant(type, b, len * s + l, u);
+        }
+    }
+}
+
+static void test_quantize_round_trip_k(void **state)
+{
+    (void)state;
+    const uint32_t types[] = {TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q4_K, TP_TYPE_Q5_K,
+                              TP_TYPE_Q6_K};
+    uint8_t blk[210], again[210];
+    float x[256], y[256];
+    for (size_t t = 0; t < 5; t++)
+        for (int rep = 0; rep < 200; rep++) {
+            representable_block(types[t], blk);
+            oracle_row(types[t], blk, x, 256);
+            assert_int_equal(tp_quantize_row(types[t], x, again, 256), TP_OK);
+            oracle_row(types[t], again, y, 256);
+            for (int k = 0; k < 256; k++)
+                if (x[k] != y[k]) /* values: a zero may come back with the other sign */
+                    fail_msg("%s rep %d element %d: %.9g came back as %.9g",
+                             tp_type_name(types[t]), rep, k, x[k], y[k]);
+        }
+}
+
 static void test_quantize_refusals(void **state)
 {
     (void)state;
     float x[256] = {0};
     uint8_t q[400];
     assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, x, q, 33), TP_ERR_INVALID);
-    assert_int_equal(tp_quantize_row(TP_TYPE_Q2_K, x, q, 256), TP_ERR_INVALID);
+    assert_int_equal(tp_quantize_row(TP_TYPE_Q8_K, x, q, 256), TP_ERR_INVALID); /* activations only */
     assert_int_equal(tp_quantize_row(40, x, q, 32), TP_ERR_INVALID);
     assert_int_equal(tp_quantize_row(TP_TYPE_Q8_0, NULL, q, 32), TP_ERR_INVALID);
     x[7] = NAN;
@@ -995,6 +1227,9 @@ int main(void)
         cmocka_unit_test(test_quantize_q4_k),
         cmocka_unit_test(test_quantize_q4_1_q5_0_q5_1),
         cmocka_unit_test(test_quantize_q6_k),
+        cmocka_unit_test(test_quantize_q2_k_q4_k_q5_k),
+        cmocka_unit_test(test_quantize_q3_k),
+        cmocka_unit_test(test_quantize_round_trip_k),
         cmocka_unit_test(test_quantize_refusals),
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),

@@ -251,9 +251,11 @@ typedef enum tp_cli_cmd {
     X(ARCH, NULL, "--arch", NO_OLD, "A", AS_CHOICE("llama|qwen2"), WRITE_MODEL,                    \
       "llama or qwen2 (default: the config's); llama uses NORM rope, qwen2 NEOX; switching "       \
       "drops the biases the other family lacks")                                                   \
-    X(TYPE, NULL, "--type", NO_OLD, "T", AS_CHOICE("f32|f16|bf16|q8_0|q4_0|q4_k"), WRITE_MODEL,    \
-      "the type of every matrix: f32 (default), f16, bf16, q8_0 or q4_0; q4_k where every "        \
-      "matrix row is a multiple of 256 elements (no built-in config)")                            \
+    X(TYPE, NULL, "--type", NO_OLD, "T",                                                           \
+      AS_CHOICE("f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k"), WRITE_MODEL,    \
+      "the type of every matrix: f32 (default), f16, bf16, q8_0, q4_0, q4_1, q5_0 or q5_1; the "  \
+      "K types q2_k, q3_k, q4_k, q5_k and q6_k only where every matrix row is a multiple of 256 " \
+      "elements (not tiny-qwen2, tiny-llama or qwen2.5-0.5b: refused)")                          \
     X(TOKENIZER, NULL, "--tokenizer", NO_OLD, "K", AS_CHOICE("gpt2|llama"), WRITE_MODEL,           \
       "gpt2 (byte-level BPE) or llama (SentencePiece); default: gpt2 for qwen2, llama for llama")  \
     X(PRE, NULL, "--pre", NO_OLD, "PRE", AS_TEXT, WRITE_MODEL,                                     \

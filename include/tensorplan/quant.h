@@ -114,7 +114,7 @@ TP_API tp_status tp_dequantize_row(uint32_t type, const void *src, float *dst, s
 
 /* Writes the n elements of src as a row of type (n / block_elems blocks at dst) with the
  * reference quantizers of docs/quant.md. Types: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1,
- * Q8_0, Q4_K, Q6_K. Block
+ * Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K. Block
  * types refuse non-finite input (TP_ERR_INVALID, nothing defined written). */
 TP_API tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n);
 

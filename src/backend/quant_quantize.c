@@ -1,6 +1,7 @@
 /* Reference quantizers for writing rows (docs/quant.md section 4): F32, F16, BF16 and the
- * block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K. Any block that obeys a layout is a valid encoding; these
- * are the simple deterministic choices the document describes. */
+ * block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K. Any block that
+ * obeys a layout is a valid encoding; these are the simple deterministic choices the document
+ * describes. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,25 +130,38 @@ static void quant_q5_0(const float *x, uint8_t *dst, size_t n_blocks)
     }
 }
 
-/* Q6_K, a simple valid choice: each sub-block of 16 gets scale v / -32 (v its signed element of
- * largest magnitude); the scales are coded as int8 against d = S / -128 (S the signed scale of
- * largest magnitude); q = clamp(nearest(x / (d16 * sc)), -32, 31) + 32. */
-static void quant_q6_k_block(const float *x, tp_block_q6_k *blk)
+/* The symmetric scales of Q6_K and Q3_K (sixteen sub-blocks of 16): sub-block s gets
+ * t_s = v_s / -qlo (v_s its signed element of largest magnitude, which becomes quant -qlo);
+ * with T the t_s of largest magnitude, iscale = -slo / T (0 when T is 0 or iscale is not
+ * finite), d = f16(1 / iscale) and sc_s = clamp(nearest(iscale * t_s), -slo, slo - 1).
+ * Writes d; returns it read back. */
+static float sym_scales(const float *x, float qlo, int slo, uint8_t d16[2], int sc[16])
 {
     float sub[16], big = 0.0f;
     for (int s = 0; s < 16; s++) {
-        sub[s] = signed_amax(x + 16 * s, 16) / -32.0f;
+        sub[s] = signed_amax(x + 16 * s, 16) / -qlo;
         big = fabsf(sub[s]) > fabsf(big) ? sub[s] : big;
     }
-    memset(blk, 0, sizeof *blk);
-    float iscale = big != 0.0f ? -128.0f / big : 0.0f;
-    tp_wr_u16(blk->d, tp_f32_to_f16(iscale != 0.0f ? 1.0f / iscale : 0.0f));
-    float d = tp_half_to_float(tp_rd_u16(blk->d));
+    float iscale = big != 0.0f ? -(float)slo / big : 0.0f;
+    iscale = isfinite(iscale) ? iscale : 0.0f;
+    tp_wr_u16(d16, tp_f32_to_f16(iscale != 0.0f ? 1.0f / iscale : 0.0f));
     for (int s = 0; s < 16; s++) {
-        int sc = nearest(iscale * sub[s]);
-        sc = sc > 127 ? 127 : sc < -128 ? -128 : sc;
-        blk->scales[s] = (int8_t)sc;
-        float D = d * (float)sc;
+        int v = nearest(iscale * sub[s]);
+        sc[s] = v > slo - 1 ? slo - 1 : v < -slo ? -slo : v;
+    }
+    return tp_half_to_float(tp_rd_u16(d16));
+}
+
+/* Q6_K: the symmetric scales with qlo 32 and int8 scales (slo 128);
+ * q = clamp(nearest(x / (d * sc)), -32, 31) + 32. */
+static void quant_q6_k_block(const float *x, tp_block_q6_k *blk)
+{
+    int sc[16];
+    memset(blk, 0, sizeof *blk);
+    float d = sym_scales(x, 32.0f, 128, blk->d, sc);
+    for (int s = 0; s < 16; s++) {
+        blk->scales[s] = (int8_t)sc[s];
+        float D = d * (float)sc[s];
         for (int l = 0; l < 16; l++) {
             int k = 16 * s + l, q = D != 0.0f ? nearest(x[k] / D) : 0;
             q = (q > 31 ? 31 : q < -32 ? -32 : q) + 32;
@@ -155,6 +169,31 @@ static void quant_q6_k_block(const float *x, tp_block_q6_k *blk)
             uint8_t *ql = blk->ql + 64 * h + (quarter % 2 ? 32 : 0) + e;
             *ql |= (uint8_t)(quarter < 2 ? (q & 15) : (q & 15) << 4);
             blk->qh[32 * h + e] |= (uint8_t)((q >> 4) << (2 * quarter));
+        }
+    }
+}
+
+/* Q3_K: the symmetric scales with qlo 4 and 6-bit scales (slo 32, stored as sc + 32);
+ * q = clamp(nearest(x / (d * sc)), -4, 3), stored as q + 4: its low two bits in qs, its
+ * third in hmask (set: the layout's 4 is not subtracted). */
+static void quant_q3_k_block(const float *x, tp_block_q3_k *blk)
+{
+    int sc[16];
+    memset(blk, 0, sizeof *blk);
+    float d = sym_scales(x, 4.0f, 32, blk->d, sc);
+    for (int s = 0; s < 16; s++) {
+        unsigned u = (unsigned)(sc[s] + 32);
+        blk->scales[s % 8] |= (uint8_t)((u & 15u) << (s < 8 ? 0 : 4));
+        blk->scales[8 + s % 4] |= (uint8_t)((u >> 4) << (2 * (s / 4)));
+        float D = d * (float)sc[s];
+        for (int l = 0; l < 16; l++) {
+            int k = 16 * s + l, q = D != 0.0f ? nearest(x[k] / D) : 0;
+            q = (q > 3 ? 3 : q < -4 ? -4 : q) + 4;
+            /* k = 128h + 32j + 16p + l */
+            int h = k / 128, j = (k % 128) / 32, p = (k % 32) / 16;
+            blk->qs[32 * h + 16 * p + l] |= (uint8_t)((q & 3) << (2 * j));
+            if (q >= 4)
+                blk->hmask[k % 32] |= (uint8_t)(1u << (4 * h + j));
         }
     }
 }
@@ -172,50 +211,107 @@ static void k4_pack(uint8_t s[12], int j, unsigned ls, unsigned lm)
     }
 }
 
-static unsigned scale6(float v, float inv)
+/* nearest(inv * v) clamped to 0..top. */
+static unsigned scale_int(float v, float inv, int top)
 {
     int q = nearest(inv * v);
-    return q > 63 ? 63u : q < 0 ? 0u : (unsigned)q;
+    return q > top ? (unsigned)top : q < 0 ? 0u : (unsigned)q;
 }
 
-/* One Q4_K block with the simplest valid choice per sub-block: s = (hi - lo) / 15 with
- * lo = min(0, min x), m = -lo; then the 6-bit scales relative to d = max s / 63 and
- * dmin = max m / 63, and the quants against the values re-read from the packed block. */
-static void quant_q4_k_block(const float *x, tp_block_q4_k *blk)
+/* The min/max choice of Q2_K, Q4_K and Q5_K, the simplest valid one: sub-block j of len
+ * elements gets lo = min(0, min x), s_j = (max x - lo) / top (0 when equal), m_j = -lo. With
+ * S = max s_j, Mx = max m_j: d = f16(S / stop), dmin = f16(Mx / stop),
+ * sc_j = min(stop, nearest(stop * s_j / S)), mn_j = min(stop, nearest(stop * m_j / Mx)) (0
+ * when S or Mx is 0). Then, with D = d * sc_j and M = dmin * mn_j as the block will hold them,
+ * q = clamp(nearest((x + M) / D), 0, top) (0 when D is 0). */
+static void min_choice(const float *x, int n_sub, int len, int top, int stop, uint8_t d16[2],
+                       uint8_t dmin16[2], unsigned *sc, unsigned *mn, uint8_t *q)
 {
-    float s[8], m[8], smax = 0.0f, mmax = 0.0f;
-    for (int j = 0; j < 8; j++) {
-        float lo = 0.0f, hi = x[32 * j];
-        for (int l = 0; l < 32; l++) {
-            lo = x[32 * j + l] < lo ? x[32 * j + l] : lo;
-            hi = x[32 * j + l] > hi ? x[32 * j + l] : hi;
+    float s[16], m[16], smax = 0.0f, mmax = 0.0f;
+    for (int j = 0; j < n_sub; j++) {
+        const float *xs = x + len * j;
+        float lo = 0.0f, hi = xs[0];
+        for (int l = 0; l < len; l++) {
+            lo = xs[l] < lo ? xs[l] : lo;
+            hi = xs[l] > hi ? xs[l] : hi;
         }
-        s[j] = hi > lo ? (hi - lo) / 15.0f : 0.0f;
+        s[j] = hi > lo ? (hi - lo) / (float)top : 0.0f;
         m[j] = -lo;
         smax = s[j] > smax ? s[j] : smax;
         mmax = m[j] > mmax ? m[j] : mmax;
     }
-    memset(blk, 0, sizeof *blk);
-    float inv_s = smax > 0.0f ? 63.0f / smax : 0.0f, inv_m = mmax > 0.0f ? 63.0f / mmax : 0.0f;
-    for (int j = 0; j < 8; j++)
-        k4_pack(blk->scales, j, scale6(s[j], inv_s), scale6(m[j], inv_m));
-    tp_wr_u16(blk->d, tp_f32_to_f16(smax / 63.0f));
-    tp_wr_u16(blk->dmin, tp_f32_to_f16(mmax / 63.0f));
-    float d = tp_half_to_float(tp_rd_u16(blk->d));
-    float dmin = tp_half_to_float(tp_rd_u16(blk->dmin));
-    uint8_t q[256];
-    for (int j = 0; j < 8; j++) {
-        unsigned sc, mn;
-        tp_k4_scale_min(blk->scales, j, &sc, &mn);
-        float D = d * (float)sc, M = dmin * (float)mn;
-        for (int l = 0; l < 32; l++) {
-            int v = D != 0.0f ? nearest((x[32 * j + l] + M) / D) : 0;
-            q[32 * j + l] = (uint8_t)(v > 15 ? 15 : v < 0 ? 0 : v);
+    float inv_s = smax > 0.0f ? (float)stop / smax : 0.0f;
+    float inv_m = mmax > 0.0f ? (float)stop / mmax : 0.0f;
+    inv_s = isfinite(inv_s) ? inv_s : 0.0f;
+    inv_m = isfinite(inv_m) ? inv_m : 0.0f;
+    tp_wr_u16(d16, tp_f32_to_f16(smax / (float)stop));
+    tp_wr_u16(dmin16, tp_f32_to_f16(mmax / (float)stop));
+    float d = tp_half_to_float(tp_rd_u16(d16)), dmin = tp_half_to_float(tp_rd_u16(dmin16));
+    for (int j = 0; j < n_sub; j++) {
+        sc[j] = scale_int(s[j], inv_s, stop);
+        mn[j] = scale_int(m[j], inv_m, stop);
+        float D = d * (float)sc[j], M = dmin * (float)mn[j];
+        for (int l = 0; l < len; l++) {
+            int v = D != 0.0f ? nearest((x[len * j + l] + M) / D) : 0;
+            q[len * j + l] = (uint8_t)(v > top ? top : v < 0 ? 0 : v);
         }
     }
+}
+
+/* Q4_K (five_bits 0) and Q5_K (1): the min/max choice with 6-bit scales and mins, packed as
+ * docs/quant.md section 3 reads them; Q5_K's fifth bit of element k goes to bit k / 32 of
+ * qh[k % 32]. */
+static void quant_q45_k_block(const float *x, uint8_t *dst, int five_bits)
+{
+    uint8_t *d16, *dmin16, *scales, *qs, *qh = NULL;
+    if (five_bits) {
+        tp_block_q5_k *blk = (tp_block_q5_k *)dst;
+        memset(blk, 0, sizeof *blk);
+        d16 = blk->d, dmin16 = blk->dmin, scales = blk->scales, qs = blk->qs, qh = blk->qh;
+    } else {
+        tp_block_q4_k *blk = (tp_block_q4_k *)dst;
+        memset(blk, 0, sizeof *blk);
+        d16 = blk->d, dmin16 = blk->dmin, scales = blk->scales, qs = blk->qs;
+    }
+    unsigned sc[8], mn[8];
+    uint8_t q[256];
+    min_choice(x, 8, 32, five_bits ? 31 : 15, 63, d16, dmin16, sc, mn, q);
+    for (int j = 0; j < 8; j++)
+        k4_pack(scales, j, sc[j], mn[j]);
     for (int c = 0; c < 4; c++)
         for (int l = 0; l < 32; l++)
-            blk->qs[32 * c + l] = (uint8_t)(q[64 * c + l] | q[64 * c + 32 + l] << 4);
+            qs[32 * c + l] = (uint8_t)((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
+    if (qh)
+        for (int k = 0; k < 256; k++)
+            qh[k % 32] |= (uint8_t)((q[k] >> 4) << (k / 32));
+}
+
+/* Q2_K: the min/max choice with 4-bit scales and mins (scales[s] = sc | mn << 4); the 2-bit
+ * quant of element k = 128h + 32j + 16p + l goes to bits 2j of qs[32h + 16p + l]. */
+static void quant_q2_k_block(const float *x, tp_block_q2_k *blk)
+{
+    unsigned sc[16], mn[16];
+    uint8_t q[256];
+    memset(blk, 0, sizeof *blk);
+    min_choice(x, 16, 16, 3, 15, blk->d, blk->dmin, sc, mn, q);
+    for (int s = 0; s < 16; s++)
+        blk->scales[s] = (uint8_t)(sc[s] | mn[s] << 4);
+    for (int k = 0; k < 256; k++) {
+        int h = k / 128, j = (k % 128) / 32, p = (k % 32) / 16;
+        blk->qs[32 * h + 16 * p + k % 16] |= (uint8_t)(q[k] << (2 * j));
+    }
+}
+
+/* One block of 256 elements of a K type. */
+static void quant_k_block(uint32_t type, const float *x, uint8_t *dst)
+{
+    switch (type) {
+    case TP_TYPE_Q2_K: quant_q2_k_block(x, (tp_block_q2_k *)dst); break;
+    case TP_TYPE_Q3_K: quant_q3_k_block(x, (tp_block_q3_k *)dst); break;
+    case TP_TYPE_Q4_K: quant_q45_k_block(x, dst, 0); break;
+    case TP_TYPE_Q5_K: quant_q45_k_block(x, dst, 1); break;
+    default: quant_q6_k_block(x, (tp_block_q6_k *)dst); break; /* TP_TYPE_Q6_K */
+    }
 }
 
 static int all_finite(const float *x, size_t n)
@@ -258,13 +354,9 @@ tp_status tp_quantize_row(uint32_t type, const float *src, void *dst, size_t n)
     case TP_TYPE_Q4_1: quant_q41_51(src, out, n / 32, 4); break;
     case TP_TYPE_Q5_0: quant_q5_0(src, out, n / 32); break;
     case TP_TYPE_Q5_1: quant_q41_51(src, out, n / 32, 5); break;
-    case TP_TYPE_Q6_K:
+    default: /* the K types: TP_TYPE_Q2_K .. TP_TYPE_Q6_K */
         for (size_t b = 0; b < n / 256; b++)
-            quant_q6_k_block(src + 256 * b, (tp_block_q6_k *)out + b);
-        break;
-    default: /* TP_TYPE_Q4_K, the last quantizable type */
-        for (size_t b = 0; b < n / 256; b++)
-            quant_q4_k_block(src + 256 * b, (tp_block_q4_k *)out + b);
+            quant_k_block(type, src + 256 * b, out + tp_type_block_bytes(type) * b);
         break;
     }
     return TP_OK;

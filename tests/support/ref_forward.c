@@ -95,20 +95,51 @@ static void q4k_scale_min(const unsigned char *s, int j, unsigned *sc, unsigned 
     }
 }
 
-static void q4k_block(const unsigned char *b, double *y)
+/* Q4_K (144 bytes: d, dmin, scales[12], qs[128]) and Q5_K (176: d, dmin, scales[12], qh[32],
+ * qs[128]): element k is in sub-block j = k / 32; its quant is the low nibble of
+ * qs[32 (k / 64) + k % 32] for the first 32 of each 64 elements, the high nibble for the
+ * second, plus, for Q5_K, 16 when bit j of qh[k % 32] is set. */
+static void q45k_block(const unsigned char *b, double *y, int five)
 {
     float d = (float)half(u16_at(b)), dmin = (float)half(u16_at(b + 2));
-    const unsigned char *scales = b + 4, *qs = b + 16;
-    for (int c = 0; c < 4; c++) {
-        unsigned sc0, m0, sc1, m1;
-        q4k_scale_min(scales, 2 * c, &sc0, &m0);
-        q4k_scale_min(scales, 2 * c + 1, &sc1, &m1);
+    const unsigned char *scales = b + 4, *qh = b + 16, *qs = b + (five ? 48 : 16);
+    for (int k = 0; k < 256; k++) {
+        int j = k / 32, l = k % 32;
+        unsigned sc, mn;
+        q4k_scale_min(scales, j, &sc, &mn);
+        unsigned byte = qs[32 * (k / 64) + l];
+        unsigned q = (k % 64) < 32 ? byte & 15u : byte >> 4;
+        if (five)
+            q += ((qh[l] >> j) & 1u) * 16u;
         /* f32 products and differences, as the layout defines them */
-        float D0 = d * (float)sc0, M0 = dmin * (float)m0;
-        float D1 = d * (float)sc1, M1 = dmin * (float)m1;
-        for (int l = 0; l < 32; l++) {
-            y[64 * c + l] = D0 * (float)(qs[32 * c + l] & 15u) - M0;
-            y[64 * c + 32 + l] = D1 * (float)(qs[32 * c + l] >> 4) - M1;
+        float D = d * (float)sc, M = dmin * (float)mn;
+        y[k] = D * (float)q - M;
+    }
+}
+
+/* Q2_K (84 bytes: scales[16], qs[64], d, dmin) and Q3_K (110: hmask[32], qs[64], scales[12],
+ * d): element k = 128h + 32j + 16p + l takes the 2-bit field (qs[32h + 16p + l] >> 2j) & 3 in
+ * sub-block s = k / 16. Q2_K: y = (d (scales[s] & 15)) q - dmin (scales[s] >> 4). Q3_K: minus 4
+ * unless bit 4h + j of hmask[k % 32] is set; the 6-bit scale of s has its low nibble in
+ * scales[s % 8] (high nibble for s >= 8) and its top bits at 2 (s / 4) of scales[8 + s % 4];
+ * y = (d (scale - 32)) q. */
+static void q23k_block(const unsigned char *b, double *y, int three)
+{
+    const unsigned char *qs = b + (three ? 32 : 16);
+    for (int k = 0; k < 256; k++) {
+        int h = k / 128, j = (k % 128) / 32, p = (k % 32) / 16, l = k % 16, s = k / 16;
+        int q = (qs[32 * h + 16 * p + l] >> (2 * j)) & 3;
+        if (three) {
+            const unsigned char *sc = b + 96;
+            if (!((b[k % 32] >> (4 * h + j)) & 1))
+                q -= 4;
+            int scale = (s < 8 ? sc[s] & 15 : sc[s - 8] >> 4) | ((sc[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+            float D = (float)half(u16_at(b + 108)) * (float)(scale - 32);
+            y[k] = D * (float)q;
+        } else {
+            float D = (float)half(u16_at(b + 80)) * (float)(b[s] & 15);
+            float M = (float)half(u16_at(b + 82)) * (float)(b[s] >> 4);
+            y[k] = D * (float)q - M;
         }
     }
 }
@@ -195,12 +226,18 @@ int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n)
         for (size_t b = 0; b < n / 256; b++)
             q6k_block(p + 210 * b, dst + 256 * b);
         return 0;
-    case 12: /* Q4_K: 144 bytes per 256 */
+    case 10: case 11: case 12: case 13: { /* Q2_K 84, Q3_K 110, Q4_K 144, Q5_K 176 bytes per 256 */
+        size_t bytes = type == 10 ? 84 : type == 11 ? 110 : type == 12 ? 144 : 176;
         if (n % 256)
             return -1;
-        for (size_t b = 0; b < n / 256; b++)
-            q4k_block(p + 144 * b, dst + 256 * b);
+        for (size_t b = 0; b < n / 256; b++) {
+            if (type >= 12)
+                q45k_block(p + bytes * b, dst + 256 * b, type == 13);
+            else
+                q23k_block(p + bytes * b, dst + 256 * b, type == 11);
+        }
         return 0;
+    }
     default:
         return -1;
     }

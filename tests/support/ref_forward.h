@@ -37,8 +37,8 @@ const double *ref_model_k(const ref_model *m, int layer);
 const double *ref_model_v(const ref_model *m, int layer);
 
 /* The test's own dequantization of one row of n elements of a ggml type id (0 F32, 1 F16,
- * 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 8 Q8_0, 12 Q4_K, 14 Q6_K). Returns 0, or -1 for another type or n not a multiple of
- * the block. */
+ * 30 BF16, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 8 Q8_0, 10 Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K,
+ * 14 Q6_K). Returns 0, or -1 for another type or n not a multiple of the block. */
 int ref_dequantize_row(uint32_t type, const void *src, double *dst, size_t n);
 
 #endif
