@@ -262,6 +262,25 @@ static void test_pinned_runs_on_caller(void **state)
     check_sums(4099, 2); /* and the pool works again afterwards */
 }
 
+/* The kernels' choice of threads (parallel.h): the requested count from TP_PARALLEL_MIN_WORK
+ * multiply-adds up, 1 below, capped at TP_PARALLEL_MAX_THREADS; the threshold settable. */
+static void test_threads_for_work(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_parallel_threads(2, TP_PARALLEL_MIN_WORK - 1), 1);
+    assert_int_equal(tp_parallel_threads(2, TP_PARALLEL_MIN_WORK), 2);
+    assert_int_equal(tp_parallel_threads(7, 1e12), 7);
+    assert_int_equal(tp_parallel_threads(1000, 1e12), TP_PARALLEL_MAX_THREADS);
+    assert_true(TP_PARALLEL_MIN_WORK <= 896.0 * 128.0); /* a decode step's K projection */
+    tp_parallel_set_min_work(0.0);
+    assert_int_equal(tp_parallel_threads(3, 1.0), 3);
+    tp_parallel_set_min_work(1e9);
+    assert_int_equal(tp_parallel_threads(3, 1e8), 1);
+    tp_parallel_set_min_work(-1.0);
+    assert_int_equal(tp_parallel_threads(3, TP_PARALLEL_MIN_WORK - 1), 1);
+    assert_int_equal(tp_parallel_threads(3, TP_PARALLEL_MIN_WORK), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_nested_calls),
         cmocka_unit_test(test_call_waits_for_slow_worker),
         cmocka_unit_test(test_pinned_runs_on_caller),
+        cmocka_unit_test(test_threads_for_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

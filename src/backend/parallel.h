@@ -1,7 +1,7 @@
 /* Internal to the backend: the one parallel for of the kernels (kernels.c, quant_kernels.c).
  *
  * [0, n) is handed out in chunks to at most min(n_threads, n, TP_PARALLEL_MAX_THREADS)
- * threads: the caller (worker 0) and sleeping pool workers 1..t-1 (parallel.c). fn(ctx,
+ * threads: the caller (worker 0) and pool workers 1..t-1 (parallel.c). fn(ctx,
  * begin, end, worker) may run several chunks on one worker, one after the other, so a
  * per-worker scratch indexed by `worker` (below t) is never shared. Results must not depend
  * on the split: which chunks a worker gets depends on scheduling. */
