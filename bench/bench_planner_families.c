@@ -2,7 +2,9 @@
  * the exact search side by side with MiniMalloc when it is present.
  *
  * build/bench/bench_planner_families [--full] [--skip-random] [--minimalloc] [--zero-waste]
- * (--minimalloc: section 3 alone; --zero-waste: section 4 alone)
+ *                                    [--zero-waste-balanced]
+ * (--minimalloc: section 3 alone; --zero-waste: section 4 alone; --zero-waste-balanced:
+ * section 4 on the harder distribution of cuts, tpt_zero_waste_balanced, alone)
  *  1. families at 1e5 and 1e6 tensors: tp_plan_offsets against the earlier passes in the same
  *     process (the interval tree, the address-ordered scan counting bytes in 32 bits, and
  *     the time buckets: what tp_plan_offsets chose among before cliques and granules),
@@ -237,17 +239,20 @@ static void minimalloc_section(void)
 
 /* Zero-waste problems of 500 and 1,000 buffers (support/zero_waste.h: capacity 1,048,576 over
  * 1,000 nodes), the exact search minimising with a limit of 10 s each. */
-static void zero_waste_section(void)
+static void zero_waste_section(int balanced)
 {
-    printf("\n4. zero-waste problems (least arena = the capacity 1,048,576), exact search, "
-           "10 s each\n");
+    printf("\n4%s. zero-waste problems%s (least arena = the capacity 1,048,576), exact search, "
+           "10 s each\n", balanced ? "b" : "", balanced ? ", largest piece cut" : "");
     printf("%6s %5s %9s %9s %8s %s\n", "n", "seed", "greedy/C", "arena/C", "seconds", "method");
     for (size_t n = 500; n <= 1000; n += 500)
         for (uint64_t seed = 1; seed <= 3; seed++) {
             tpt_rng r = tpt_rng_seeded(seed * 1000 + n);
             tp_tensor_lifetime *t = malloc(n * sizeof *t);
             size_t *off = malloc(n * sizeof *off), arena = 0, greedy = 0;
-            tpt_zero_waste(&r, n, 1000, 1048576, t, NULL);
+            if (balanced)
+                tpt_zero_waste_balanced(&r, n, 1000, 1048576, t, NULL);
+            else
+                tpt_zero_waste(&r, n, 1000, 1048576, t, NULL);
             tp_plan_offsets(t, n, off, &greedy);
             tp_plan_options o;
             tp_plan_options_init(&o);
@@ -270,10 +275,15 @@ int main(int argc, char **argv)
         full |= strcmp(argv[i], "--full") == 0;
         skip_random |= strcmp(argv[i], "--skip-random") == 0;
     }
-    int zero_only = 0, mm_only = 0;
+    int zero_only = 0, mm_only = 0, balanced_only = 0;
     for (int i = 1; i < argc; i++) {
         zero_only |= strcmp(argv[i], "--zero-waste") == 0;
+        balanced_only |= strcmp(argv[i], "--zero-waste-balanced") == 0;
         mm_only |= strcmp(argv[i], "--minimalloc") == 0;
+    }
+    if (balanced_only) {
+        zero_waste_section(1);
+        return 0;
     }
     if (!zero_only && !mm_only) {
         families_section(full, skip_random);
@@ -282,6 +292,6 @@ int main(int argc, char **argv)
     if (!zero_only)
         minimalloc_section();
     if (!mm_only)
-        zero_waste_section();
+        zero_waste_section(0);
     return 0;
 }

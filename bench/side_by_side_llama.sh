@@ -7,8 +7,9 @@
 #   TP_LLAMA_CPP_BIN=DIR sh bench/side_by_side_llama.sh [BUILD] [WHICH]
 #
 # BUILD is tensorplan's build folder (default build). WHICH picks the runs: "speed" (pp64,
-# pp512, tg16 at 1 and 2 threads), "memory" (peak resident memory of a 2,048-token prompt at
-# n_ctx 4096), or "all" (default). TP_BENCH_MODELS (default BUILD/bench-models) keeps the
+# pp512, tg16 at 1 and 2 threads), "decode" (tg16 only at 1 and 2 threads, REPS alternating
+# rounds, the best of each side), "memory" (peak resident memory of a 2,048-token prompt at
+# n_ctx 4096), or "all" (default: speed and memory). TP_BENCH_MODELS (default BUILD/bench-models) keeps the
 # generated files between runs; TP_BENCH_FILES (default: every file below) names a subset,
 # e.g. "qwen05-q4_0 qwen05-q4_k_m"; TP_BENCH_REPS (default 2) is the repetitions of each run.
 #
@@ -95,6 +96,31 @@ speed() {
   done
 }
 
+# decode: tg16 only, at 1 and 2 threads, in REPS rounds that alternate one llama.cpp run
+# (llama-bench -r 1) with one tensorplan run on the same file; the best of each side.
+decode() {
+  rounds=$REPS
+  REPS=1
+  echo "| file | threads | test | llama.cpp t/s | tensorplan t/s | ratio |"
+  echo "|---|---:|---|---:|---:|---:|"
+  for name in $FILES; do
+    make_file "$name"
+    for t in 1 2; do
+      lb=0; tb=0; r=0
+      while [ "$r" -lt "$rounds" ]; do
+        lt=$(llama_tps "$M/$name.gguf" "$t" 0 16)
+        tt=$(tp_tps "$M/$name.gguf" "$t" 64 16)
+        lb=$(awk -v a="$lb" -v b="${lt:-0}" 'BEGIN { print (b > a ? b : a) }')
+        tb=$(awk -v a="$tb" -v b="${tt:-0}" 'BEGIN { print (b > a ? b : a) }')
+        r=$((r + 1))
+      done
+      awk -v n="$name" -v t="$t" -v a="$lb" -v b="$tb" \
+        'BEGIN { printf "| %s | %d | tg16 | %.1f | %.1f | %.2f |\n", n, t, a, b, (a > 0 ? b / a : 0) }'
+    done
+  done
+  REPS=$rounds
+}
+
 # peak_kb CMD...: the peak resident set of CMD in KiB (GNU time).
 peak_kb() {
   /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -n 1
@@ -129,6 +155,7 @@ echo "processor: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^
      "$(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo 'AVX2, no AVX-512')"
 case $WHICH in
   speed) speed ;;
+  decode) decode ;;
   memory) memory ;;
   *) speed; echo; memory ;;
 esac

@@ -56,6 +56,8 @@ static float frand(tpt_rng *st)
  * half a q8_0 step d = amax / 127 plus the f16 rounding of d itself, 127 * d * 2^-11. */
 static double max_round_error(tp_dtype t, double x, double amax)
 {
+    if (t == TP_DTYPE_F32) /* stored as it is */
+        return 0.0;
     if (t == TP_DTYPE_F16)
         return fmax(fabs(x) * ldexp(1.0, -11), ldexp(1.0, -25));
     double d = amax / 127.0;
@@ -65,7 +67,7 @@ static double max_round_error(tp_dtype t, double x, double amax)
 static void check_stored_rows(tp_dtype t, const float *x, const unsigned char *stored,
                               size_t width, size_t rows)
 {
-    size_t row = t == TP_DTYPE_F16 ? 2 * width : width / 32 * 34;
+    size_t row = t == TP_DTYPE_F32 ? 4 * width : t == TP_DTYPE_F16 ? 2 * width : width / 32 * 34;
     double *back = malloc(width * sizeof *back);
     assert_non_null(back);
     for (size_t r = 0; r < rows; r++) {
@@ -112,17 +114,56 @@ static void attend_double(const float *qt, const double *K, const double *V, siz
     free(sc);
 }
 
+/* Attention of every token in instruction-set form isa (threads 1, 2, 3: the same bits),
+ * each element within 2e-6 relative of the double attention over the decoded rows; the
+ * last token alone gives the bits it has among the others. Returns the outputs. */
+static float *attend_form(int isa, tp_dtype t, const float *q, const unsigned char *K,
+                          const unsigned char *V, const float *pos, const double *Kd,
+                          const double *Vd, size_t nh, size_t nkv, size_t hd, size_t n_tok,
+                          size_t n_ctx)
+{
+    const size_t n = n_tok * nh * hd;
+    float *out[3], *one = malloc(nh * hd * sizeof *one);
+    double *want = malloc(nh * hd * sizeof *want);
+    assert_true(one && want);
+    assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+    const int threads[3] = {1, 2, 3};
+    for (int c = 0; c < 3; c++) {
+        out[c] = malloc(n * sizeof *out[c]);
+        assert_non_null(out[c]);
+        assert_int_equal(tp_kernel_attn_typed(t, q, K, V, pos, nh, nkv, hd, n_tok, n_ctx, out[c],
+                                              threads[c]),
+                         TP_OK);
+        /* the split over threads never changes a bit */
+        assert_memory_equal(out[c], out[0], n * sizeof(float));
+    }
+    for (size_t tk = 0; tk < n_tok; tk++) {
+        attend_double(q + tk * nh * hd, Kd, Vd, tk, nh, nkv, hd, want);
+        for (size_t i = 0; i < nh * hd; i++)
+            if (fabs(out[0][tk * nh * hd + i] - want[i]) > 2e-6 * (1 + fabs(want[i])))
+                fail_msg("%s %s attn token %zu element %zu: %.9g, double %.9g",
+                         tp_kernels_isa_name(isa), tp_dtype_name(t), tk, i,
+                         (double)out[0][tk * nh * hd + i], want[i]);
+    }
+    assert_int_equal(tp_kernel_attn_typed(t, q + (n_tok - 1) * nh * hd, K, V, pos + n_tok - 1, nh,
+                                          nkv, hd, 1, n_ctx, one, 1),
+                     TP_OK);
+    assert_memory_equal(one, out[0] + (n_tok - 1) * nh * hd, nh * hd * sizeof(float));
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+    free(out[1]), free(out[2]), free(one), free(want);
+    return out[0];
+}
+
 static void kernels_case(tp_dtype t, size_t nh, size_t nkv, size_t hd, size_t n_tok)
 {
-    const size_t w = nkv * hd, n_ctx = n_tok + 3, row = t == TP_DTYPE_F16 ? 2 * w : w / 32 * 34;
+    const size_t w = nkv * hd, n_ctx = n_tok + 3;
+    const size_t row = t == TP_DTYPE_F32 ? 4 * w : t == TP_DTYPE_F16 ? 2 * w : w / 32 * 34;
     tpt_rng st = tpt_rng_seeded(0x1234567u + nh * 131 + hd);
     float *k = malloc(n_tok * w * sizeof *k), *v = malloc(n_tok * w * sizeof *v);
     float *q = malloc(n_tok * nh * hd * sizeof *q), *pos = malloc(n_tok * sizeof *pos);
     unsigned char *K = calloc(n_ctx, row), *V = calloc(n_ctx, row);
-    float *out[3];
     double *Kd = calloc(n_ctx * w, sizeof *Kd), *Vd = calloc(n_ctx * w, sizeof *Vd);
-    double *want = malloc(nh * hd * sizeof *want);
-    assert_true(k && v && q && pos && K && V && Kd && Vd && want);
+    assert_true(k && v && q && pos && K && V && Kd && Vd);
     for (size_t i = 0; i < n_tok * w; i++) {
         k[i] = 2.0f * frand(&st);
         v[i] = frand(&st) * (i % 7 == 0 ? 8.0f : 1.0f); /* blocks of uneven magnitudes */
@@ -140,46 +181,35 @@ static void kernels_case(tp_dtype t, size_t nh, size_t nkv, size_t hd, size_t n_
         assert_int_equal(ref_dequantize_row(type_id(t), K + r * row, Kd + r * w, w), 0);
         assert_int_equal(ref_dequantize_row(type_id(t), V + r * row, Vd + r * w, w), 0);
     }
-    const int threads[3] = {1, 2, 3};
-    for (int c = 0; c < 3; c++) {
-        out[c] = malloc(n_tok * nh * hd * sizeof *out[c]);
-        assert_non_null(out[c]);
-        assert_int_equal(tp_kernel_attn_typed(t, q, K, V, pos, nh, nkv, hd, n_tok, n_ctx, out[c],
-                                              threads[c]),
-                         TP_OK);
-        /* the split over threads never changes a bit */
-        assert_memory_equal(out[c], out[0], n_tok * nh * hd * sizeof(float));
+    /* every vector form within the f32 rounding of the portable one (the orders of the
+     * sums differ) and, like it, of the double attention */
+    float *port = attend_form(TP_ISA_PORTABLE, t, q, K, V, pos, Kd, Vd, nh, nkv, hd, n_tok, n_ctx);
+    for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        float *vec = attend_form(isa, t, q, K, V, pos, Kd, Vd, nh, nkv, hd, n_tok, n_ctx);
+        for (size_t i = 0; i < n_tok * nh * hd; i++)
+            if (fabsf(vec[i] - port[i]) > 1e-6f * (1.0f + fabsf(port[i])))
+                fail_msg("%s %s attn element %zu: %.9g, portable %.9g", tp_kernels_isa_name(isa),
+                         tp_dtype_name(t), i, (double)vec[i], (double)port[i]);
+        free(vec);
     }
-    for (size_t tk = 0; tk < n_tok; tk++) {
-        attend_double(q + tk * nh * hd, Kd, Vd, tk, nh, nkv, hd, want);
-        for (size_t i = 0; i < nh * hd; i++)
-            if (fabs(out[0][tk * nh * hd + i] - want[i]) > 2e-6 * (1 + fabs(want[i])))
-                fail_msg("%s attn token %zu element %zu: %.9g, double %.9g", tp_dtype_name(t), tk,
-                         i, (double)out[0][tk * nh * hd + i], want[i]);
-    }
-    /* each token's result is its own: the last token alone gives the same bits */
-    float *one = malloc(nh * hd * sizeof *one);
-    assert_non_null(one);
-    assert_int_equal(tp_kernel_attn_typed(t, q + (n_tok - 1) * nh * hd, K, V, pos + n_tok - 1, nh,
-                                          nkv, hd, 1, n_ctx, one, 1),
-                     TP_OK);
-    assert_memory_equal(one, out[0] + (n_tok - 1) * nh * hd, nh * hd * sizeof(float));
-    for (int c = 0; c < 3; c++)
-        free(out[c]);
-    free(one);
-    free(k), free(v), free(q), free(pos), free(K), free(V), free(Kd), free(Vd), free(want);
+    free(port);
+    free(k), free(v), free(q), free(pos), free(K), free(V), free(Kd), free(Vd);
 }
 
 static void test_typed_store_and_attention_against_double(void **state)
 {
     (void)state;
-    for (int ti = 1; ti < 3; ti++) {
+    for (int ti = 0; ti < 3; ti++) {
         kernels_case(kv_types[ti], 4, 2, 32, 9);
         kernels_case(kv_types[ti], 6, 3, 64, 5);
         kernels_case(kv_types[ti], 3, 1, 32, 1);
         kernels_case(kv_types[ti], 14, 2, 64, 4); /* the 0.5B model's grouping */
     }
-    kernels_case(TP_DTYPE_F16, 2, 2, 8, 6); /* f16 takes any head width */
+    kernels_case(TP_DTYPE_F16, 2, 2, 8, 6); /* f16 and f32 take any head width */
+    kernels_case(TP_DTYPE_F16, 3, 1, 29, 7);
+    kernels_case(TP_DTYPE_F32, 2, 1, 45, 5);
 }
 
 static void test_typed_store_refusals(void **state)

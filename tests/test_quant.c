@@ -1059,6 +1059,52 @@ static void test_matmul_float_token_count(void **state)
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
+/* Block types: a token multiplied alone (decode: the mat-vec entry over a thread's rows)
+ * gives the same bits as the same token inside a call of several tokens (groups of up to
+ * four per row), in every form, for whole octets and rows with leftover blocks, with and
+ * without a bias, on one and two threads. */
+static void test_matmul_decode_equals_batch(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{896, 29}, {2048, 7}, {256, 1}, {544, 3}};
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+        for (size_t ti = 3; ti < N_DEQ; ti++)
+            for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+                uint32_t type = k_deq_types[ti];
+                /* 4 tokens: from 5 on the AVX-512 form runs the prefill tiles, which add in another
+                 * order (docs/quant.md section 5, "Prefill tiles") */
+                size_t n_in = shapes[sh][0], n_out = shapes[sh][1], n_tok = 4;
+                if (n_in % tp_type_block_elems(type))
+                    continue;
+                uint8_t *W = rand_blocks(type, n_out * n_in / tp_type_block_elems(type), 0);
+                float *x = rand_floats(n_in * n_tok, 3.0f);
+                float *b = sh % 2 ? rand_floats(n_out, 1.0f) : NULL;
+                float *y = malloc(n_out * n_tok * sizeof *y), *one = malloc(n_out * sizeof *one);
+                assert_non_null(y);
+                assert_non_null(one);
+                assert_int_equal(tp_kernel_mul_mat_typed(type, W, b, x, n_in, n_out, n_tok, y, 1),
+                                 TP_OK);
+                for (size_t t = 0; t < n_tok; t++) {
+                    assert_int_equal(tp_kernel_mul_mat_typed(type, W, b, x + t * n_in, n_in, n_out,
+                                                             1, one, 1 + (int)(t % 2)),
+                                     TP_OK);
+                    if (memcmp(one, y + t * n_out, n_out * sizeof *one) != 0)
+                        fail_msg("%s %s %zux%zu token %zu: alone differs from the batch",
+                                 tp_kernels_isa_name(isa), tp_type_name(type), n_out, n_in, t);
+                }
+                free(W);
+                free(x);
+                free(b);
+                free(y);
+                free(one);
+            }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
 static void test_matmul_f32_shapes(void **state)
 {
     (void)state;
@@ -1234,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_matmul_every_type),
         cmocka_unit_test(test_matmul_f32_shapes),
         cmocka_unit_test(test_matmul_float_token_count),
+        cmocka_unit_test(test_matmul_decode_equals_batch),
         cmocka_unit_test(test_forms_match_portable),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),

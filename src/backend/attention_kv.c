@@ -1,13 +1,14 @@
-/* The KV cache kernels for a cache stored in f16 or q8_0 (include/tensorplan/kv_kernels.h);
- * an f32 cache goes to the f32 kernels of kernels.c. */
+/* The KV cache kernels (include/tensorplan/kv_kernels.h). Attention reads a cache of f32, f16
+ * or q8_0 rows where they lie, through the row kernels of backend/qdot.h in the instruction
+ * set form chosen at run time; the store of an f32 cache is the f32 kernel of kernels.c. */
 #include "tensorplan/kv_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "backend/dot_internal.h"
 #include "backend/parallel.h"
+#include "backend/qdot.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"
@@ -73,28 +74,30 @@ tp_status tp_kernel_kv_store_typed(tp_dtype type, const float *k, const float *v
 
 typedef struct attn_kv_ctx {
     uint32_t id;                      /* the ggml type of the rows */
+    tp_kvdot_fn dot;                  /* that type's row kernels */
+    tp_kvaxpy_fn axpy;
     const float *q, *positions;
     const unsigned char *K, *V;
     size_t n_head, n_head_kv, head_dim, n_ctx;
     size_t row, seg;                  /* bytes of a row, of one head's slice of it */
     float scale;
     float *out;
-    float *scratch;                   /* per worker: group x n_ctx scores, head_dim, 2 x group */
+    float *scratch;                   /* per worker: group x n_ctx scores, 2 x group */
     size_t per_worker;
 } attn_kv_ctx;
 
 /* Scores of the group of query heads that read KV head kvh, for cached rows 0..p: each K
- * slice is read back once into buf and dotted with every query head of the group. */
+ * slice is dotted in its own type with every query head of the group. */
 static void group_scores(const attn_kv_ctx *c, const float *qt, size_t kvh, size_t p,
-                         float *score, float *buf, float *maxs)
+                         float *score, float *maxs)
 {
     const size_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
     for (size_t g = 0; g < group; g++)
         maxs[g] = -INFINITY;
     for (size_t j = 0; j <= p; j++) {
-        (void)tp_dequantize_row(c->id, c->K + j * c->row + kvh * c->seg, buf, hd);
+        const unsigned char *kj = c->K + j * c->row + kvh * c->seg;
         for (size_t g = 0; g < group; g++) {
-            float s = dot1(qt + (kvh * group + g) * hd, buf, hd) * c->scale;
+            float s = c->dot(qt + (kvh * group + g) * hd, kj, hd) * c->scale;
             score[g * c->n_ctx + j] = s;
             if (s > maxs[g])
                 maxs[g] = s;
@@ -107,11 +110,11 @@ static void attn_kv_range(void *arg, size_t begin, size_t end, int worker)
     const attn_kv_ctx *c = arg;
     const size_t hd = c->head_dim, group = c->n_head / c->n_head_kv, q_row = c->n_head * hd;
     float *score = c->scratch + (size_t)worker * c->per_worker;
-    float *buf = score + group * c->n_ctx, *maxs = buf + hd, *sums = maxs + group;
+    float *maxs = score + group * c->n_ctx, *sums = maxs + group;
     for (size_t job = begin; job < end; job++) {
         size_t t = job / c->n_head_kv, kvh = job % c->n_head_kv;
         size_t p = tp_kernel_bits_u32(c->positions, t);
-        group_scores(c, c->q + t * q_row, kvh, p, score, buf, maxs);
+        group_scores(c, c->q + t * q_row, kvh, p, score, maxs);
         for (size_t g = 0; g < group; g++) {
             float *sg = score + g * c->n_ctx, sum = 0.0f;
             for (size_t j = 0; j <= p; j++) {
@@ -124,13 +127,10 @@ static void attn_kv_range(void *arg, size_t begin, size_t end, int worker)
                 o[d] = 0.0f;
         }
         for (size_t j = 0; j <= p; j++) {
-            (void)tp_dequantize_row(c->id, c->V + j * c->row + kvh * c->seg, buf, hd);
-            for (size_t g = 0; g < group; g++) {
-                float pj = score[g * c->n_ctx + j] / sums[g];
-                float *o = c->out + t * q_row + (kvh * group + g) * hd;
-                for (size_t d = 0; d < hd; d++)
-                    o[d] += pj * buf[d];
-            }
+            const unsigned char *vj = c->V + j * c->row + kvh * c->seg;
+            for (size_t g = 0; g < group; g++)
+                c->axpy(score[g * c->n_ctx + j] / sums[g], vj, hd,
+                        c->out + t * q_row + (kvh * group + g) * hd);
         }
     }
 }
@@ -140,15 +140,13 @@ tp_status tp_kernel_attn_typed(tp_dtype type, const float *q, const void *K, con
                                size_t head_dim, size_t n_tok, size_t n_ctx, float *out,
                                int n_threads)
 {
-    if (type == TP_DTYPE_F32)
-        return tp_kernel_attn(q, K, V, positions, n_head, n_head_kv, head_dim, n_tok, n_ctx,
-                              out, n_threads);
     if (!q || !K || !V || !out || (!positions && n_tok))
         return tp_fail(TP_ERR_INVALID, "attn: NULL array");
     if (n_head == 0 || n_head_kv == 0 || head_dim == 0 || n_head % n_head_kv != 0)
         return tp_fail(TP_ERR_INVALID, "attn: %zu heads cannot be grouped over %zu KV heads",
                        n_head, n_head_kv);
-    TP_TRY(check_type("attn", type, head_dim));
+    if (type != TP_DTYPE_F32)
+        TP_TRY(check_type("attn", type, head_dim));
     TP_TRY(check_positions("attn", positions, n_tok, n_ctx));
     double work = 0;
     for (size_t i = 0; i < n_tok; i++)
@@ -156,10 +154,12 @@ tp_status tp_kernel_attn_typed(tp_dtype type, const float *q, const void *K, con
     work *= 2.0 * (double)n_head * (double)head_dim;
     const size_t jobs = n_tok * n_head_kv, group = n_head / n_head_kv;
     int t = jobs < 2 ? 1 : tp_parallel_threads(n_threads, work);
-    attn_kv_ctx c = {kv_type_id(type), q, positions, K, V, n_head, n_head_kv, head_dim, n_ctx,
-                     tp_dtype_row_bytes(type, n_head_kv * head_dim),
+    const tp_qdot_ops *ops = tp_qdot_ops_current();
+    const uint32_t id = kv_type_id(type);
+    attn_kv_ctx c = {id, ops->kd[id], ops->ka[id], q, positions, K, V, n_head, n_head_kv,
+                     head_dim, n_ctx, tp_dtype_row_bytes(type, n_head_kv * head_dim),
                      tp_dtype_row_bytes(type, head_dim), 1.0f / sqrtf((float)head_dim), out,
-                     NULL, group * n_ctx + head_dim + 2 * group};
+                     NULL, group * n_ctx + 2 * group};
     c.scratch = malloc((size_t)t * c.per_worker * sizeof(float));
     if (!c.scratch)
         return tp_fail(TP_ERR_NOMEM, "attn: out of memory");

@@ -39,9 +39,23 @@ typedef void (*tp_qdot_fn)(const uint8_t *row, size_t n_blocks, const tp_xq *x, 
 typedef int (*tp_fdot_fn)(const uint8_t *row, size_t row_bytes, int n_r, size_t n,
                           const float *const *x, int n_x, float *out);
 
+/* Mat-vec of one token (decode): out[r] = row r . x for r < n_rows, rows row_bytes apart of
+ * n_blocks blocks. Each out[r] is the same bits as q gives for that row and token alone. */
+typedef void (*tp_qvec_fn)(const uint8_t *W, size_t row_bytes, size_t n_rows, size_t n_blocks,
+                           const tp_xq *x, float *out);
+
+/* Attention over a KV cache row of n elements stored as F32, F16 or Q8_0 (n a multiple of 32
+ * for Q8_0; attention_kv.c): the dot product with the f32 query q, and o[i] += p * row[i],
+ * the row's elements being the values its type decodes to. */
+typedef float (*tp_kvdot_fn)(const float *q, const uint8_t *row, size_t n);
+typedef void (*tp_kvaxpy_fn)(float p, const uint8_t *row, size_t n, float *o);
+
 typedef struct tp_qdot_ops {
     tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */
     tp_fdot_fn f[TP_TYPE_ID_LIMIT]; /* F32, F16, BF16 */
+    tp_qvec_fn v[TP_TYPE_ID_LIMIT]; /* block types, one token; NULL: q row by row */
+    tp_kvdot_fn kd[TP_TYPE_ID_LIMIT];   /* F32, F16, Q8_0 */
+    tp_kvaxpy_fn ka[TP_TYPE_ID_LIMIT];  /* F32, F16, Q8_0 */
 } tp_qdot_ops;
 
 /* The table of form isa (a tp_isa of kernels.h); NULL when this build or processor lacks it. */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend/dot_internal.h"
 #include "backend/qdot.h"
 #include "backend/quant_blocks.h"
 #include "backend/quant_internal.h"
@@ -287,6 +288,59 @@ FDOT(f32)
 FDOT(f16)
 FDOT(bf16)
 
+/* ---- KV cache rows: decoded 32 elements at a time, summed in the order of dot1 ------------ */
+
+/* Elements [i, i + m) of a KV row of type (m <= 32; i a multiple of 32 for Q8_0). */
+static void kv_elems(uint32_t type, const uint8_t *row, size_t i, size_t m, float *out)
+{
+    if (type == TP_TYPE_Q8_0)
+        (void)tp_dequantize_row(type, row + i / 32 * sizeof(tp_block_q8_0), out, m);
+    else
+        (void)tp_dequantize_row(type, row + i * (type == TP_TYPE_F32 ? 4 : 2), out, m);
+}
+
+static float kv_dot(uint32_t type, const float *q, const uint8_t *row, size_t n)
+{
+    float lanes[8] = {0}, buf[32], s;
+    size_t n8 = n / 8 * 8; /* eight lanes over whole groups of 8, then the tail in order */
+    for (size_t i = 0; i < n8; i += 32) {
+        size_t m = n8 - i < 32 ? n8 - i : 32;
+        kv_elems(type, row, i, m, buf);
+        for (size_t j = 0; j < m; j++)
+            lanes[j % 8] += buf[j] * q[i + j];
+    }
+    s = lanes_sum(lanes);
+    if (n8 < n)
+        kv_elems(type, row, n8, n - n8, buf);
+    for (size_t j = 0; n8 + j < n; j++)
+        s += buf[j] * q[n8 + j];
+    return s;
+}
+
+static void kv_axpy(uint32_t type, float p, const uint8_t *row, size_t n, float *o)
+{
+    float buf[32];
+    for (size_t i = 0; i < n; i += 32) {
+        size_t m = n - i < 32 ? n - i : 32;
+        kv_elems(type, row, i, m, buf);
+        for (size_t j = 0; j < m; j++)
+            o[i + j] += p * buf[j];
+    }
+}
+
+#define KV_PORTABLE(name, TYPE)                                                                 \
+    static float kd_##name(const float *q, const uint8_t *row, size_t n)                       \
+    {                                                                                          \
+        return kv_dot(TYPE, q, row, n);                                                        \
+    }                                                                                          \
+    static void ka_##name(float p, const uint8_t *row, size_t n, float *o)                     \
+    {                                                                                          \
+        kv_axpy(TYPE, p, row, n, o);                                                           \
+    }
+KV_PORTABLE(f32, TP_TYPE_F32)
+KV_PORTABLE(f16, TP_TYPE_F16)
+KV_PORTABLE(q8_0, TP_TYPE_Q8_0)
+
 void tp_qdot_fill_portable(tp_qdot_ops *ops)
 {
     memset(ops, 0, sizeof *ops);
@@ -303,4 +357,10 @@ void tp_qdot_fill_portable(tp_qdot_ops *ops)
     ops->f[TP_TYPE_F32] = fd_f32;
     ops->f[TP_TYPE_F16] = fd_f16;
     ops->f[TP_TYPE_BF16] = fd_bf16;
+    ops->kd[TP_TYPE_F32] = kd_f32;
+    ops->kd[TP_TYPE_F16] = kd_f16;
+    ops->kd[TP_TYPE_Q8_0] = kd_q8_0;
+    ops->ka[TP_TYPE_F32] = ka_f32;
+    ops->ka[TP_TYPE_F16] = ka_f16;
+    ops->ka[TP_TYPE_Q8_0] = ka_q8_0;
 }

@@ -1,13 +1,15 @@
 /* Typed mat-mul and row gather: weights stay in their own type and are read where they lie
  * (docs/quant.md section 5). Each weight row meets up to four token rows at a time through the
  * row dot products of backend/qdot.h: block types against the tokens rounded to 16-bit groups,
- * F32 / F16 / BF16 against the f32 tokens. */
+ * F32 / F16 / BF16 against the f32 tokens. Block types with TP_QGEMM_MIN_TOKENS or more tokens
+ * go to the prefill products of backend/qgemm.h where the form has one. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/parallel.h"
 #include "backend/qdot.h"
+#include "backend/qgemm.h"
 #include "backend/quant_internal.h"
 #include "common/error.h"
 #include "tensorplan/kernels.h"
@@ -113,10 +115,65 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
             mm_float_range(c, r0, r1, t0, t1);
             continue;
         }
+        if (t1 - t0 == 1 && c->ops->v[c->type]) { /* decode: one call for the whole range */
+            tp_xq xs = {c->xq + t0 * c->n_in, c->xd + t0 * (c->n_in / TP_QDOT_GROUP),
+                        c->xs + t0 * (c->n_in / 16)};
+            float *y = c->y + t0 * c->n_out;
+            c->ops->v[c->type](c->W + r0 * c->row_bytes, c->row_bytes, r1 - r0, c->n_blocks, &xs,
+                               y + r0);
+            for (size_t r = r0; c->b && r < r1; r++)
+                y[r] += c->b[r];
+            continue;
+        }
         for (size_t r = r0; r < r1; r++)
             for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
                 mm_block_row(c, r, t, t1 - t < TP_QDOT_TOKENS ? (int)(t1 - t) : TP_QDOT_TOKENS);
     }
+}
+
+/* ---- prefill: panels of rows against tiles of tokens (backend/qgemm.h) ------------------- */
+
+typedef struct gemm_ctx {
+    tp_qgemm_fn fn;
+    const uint8_t *W;
+    size_t row_bytes, n_out;
+    const tp_qgemm_x *x;
+    const float *b;
+    float *y;
+    unsigned char *scratch; /* one slice of scratch_bytes per worker */
+    size_t scratch_bytes;
+} gemm_ctx;
+
+/* Panels [p0, p1) of TP_QGEMM_ROWS rows. */
+static void gemm_range(void *ctx, size_t p0, size_t p1, int worker)
+{
+    const gemm_ctx *c = ctx;
+    size_t r1 = p1 * TP_QGEMM_ROWS < c->n_out ? p1 * TP_QGEMM_ROWS : c->n_out;
+    c->fn(c->W, c->row_bytes, p0 * TP_QGEMM_ROWS, r1, c->x, c->b, c->y, c->n_out,
+          c->scratch + (size_t)worker * c->scratch_bytes);
+}
+
+/* The product of n_tok >= TP_QGEMM_MIN_TOKENS tokens by fn, the tokens rounded by tile. */
+static tp_status run_qgemm(tp_qgemm_fn fn, tp_qgemm_tile_fn tile, const mm_ctx *m,
+                           int n_threads)
+{
+    size_t xb = tp_qgemm_x_bytes(m->n_in, m->n_tok), sb = tp_qgemm_scratch_bytes(m->n_in);
+    double work = (double)m->n_in * (double)m->n_out * (double)m->n_tok;
+    int t = tp_parallel_threads(n_threads, work);
+    void *tiles = malloc(xb), *scratch = NULL;
+    if (!tiles || posix_memalign(&scratch, 64, sb * (size_t)t) != 0) {
+        free(tiles);
+        return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu tiled activations",
+                       m->n_tok * m->n_in);
+    }
+    tp_qgemm_x x;
+    tile(m->x, m->n_in, m->n_tok, tiles, &x);
+    gemm_ctx c = {fn, m->W, m->row_bytes, m->n_out, &x, m->b, m->y, scratch, sb};
+    size_t panels = (m->n_out + TP_QGEMM_ROWS - 1) / TP_QGEMM_ROWS;
+    tp_parallel_for(panels, t, gemm_range, &c);
+    free(tiles);
+    free(scratch);
+    return TP_OK;
 }
 
 /* Checks the arguments of a typed weight of n_rows rows of n_in; writes the row size. */
@@ -156,6 +213,10 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     int blocks = ops->q[type] != NULL;
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
                 n_in, n_out, n_tok, y, NULL, NULL, NULL};
+    tp_qgemm_fn gemm = blocks && n_tok >= TP_QGEMM_MIN_TOKENS
+                           ? tp_qgemm_for(tp_kernels_isa(), type) : NULL;
+    if (gemm)
+        return run_qgemm(gemm, tp_qgemm_tiler(tp_kernels_isa()), &c, n_threads);
     void *act = NULL;
     if (blocks) {
         size_t n = n_tok * n_in; /* no overflow: n_tok * n_in was checked above */

@@ -107,8 +107,10 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
                 break;
             }
             const size_t limit = soft_lo == peak ? peak : soft_lo + (*best - 1 - soft_lo) / 2;
+            xp.repair_runs = 1; /* probes look for plans, not proofs */
             st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
                                   best, offsets, trial, &xr);
+            xp.repair_runs = 0;
             if (st != TP_OK)
                 return st;
             if (!xr.found) {
@@ -121,10 +123,13 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
         if (*best <= rep->lower_bound) {
             rep->proven_optimal = 1;
         } else if (!rep->timed_out) {
+            xp.aspire = 1; /* every other run at the lower bound */
             st = search_and_adopt(tensors, count, &xp, *best - 1, 1, 0, rep, best, offsets,
                                   trial, &xr);
             if (st != TP_OK)
                 return st;
+            if (xr.proven_lower > rep->lower_bound)
+                rep->lower_bound = xr.proven_lower;
             rep->timed_out = xr.timed_out;
             if (xr.complete) {
                 rep->proven_optimal = 1;

@@ -68,9 +68,20 @@ typedef struct ex {
     unsigned char *placed;
     /* The deepest placement the search reached (most buffers placed on one path), kept for
      * ex_repair when no plan within the limit is found. */
-    size_t depth, deep_depth;
-    size_t *deep_pos;
-    unsigned char *deep_placed;
+    size_t depth, deep_depth[2];
+    /* [1]: the placement with the most placed area (bytes x sections), kept when it grows
+     * by area_step (a 4m-th of the whole), so that copies stay O(m) per search */
+    unsigned long long area, deep_area, area_step;
+    size_t *deep_pos[2];
+    unsigned char *deep_placed[2];
+    /* The best repaired plan of the runs so far (ex_repair_run), its top, and the deepest
+     * placements the repairs started from (a run is repaired only when it went deeper) */
+    size_t *rep_pos, *rep_tmp, rep_arena, rep_depth;
+    int repair_runs; /* tp_exact_params */
+    /* Minimising: every other run decides at this limit (the lower bound), 0 = none; when
+     * one completes without a plan, proven_lower = aspire + 1 */
+    size_t aspire, proven_lower;
+    unsigned long long rep_area;
     ex_trail *trail;
     size_t tn, tcap;
     uint32_t *cand;
@@ -169,6 +180,13 @@ static void record_part(ex *e)
             e->sol[i] = e->pos[i];
 }
 
+static void keep_deep(ex *e, int k)
+{
+    e->deep_depth[k] = e->depth;
+    memcpy(e->deep_placed[k], e->placed, e->m);
+    memcpy(e->deep_pos[k], e->pos, e->m * sizeof *e->pos);
+}
+
 /* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
  * is still fully updated, so the caller undoes it the same way in both cases). */
 static int place(ex *e, uint32_t c, size_t Y)
@@ -178,10 +196,12 @@ static int place(ex *e, uint32_t c, size_t Y)
     int ok = 1;
     e->placed[c] = 1;
     e->pos[c] = Y;
-    if (++e->depth > e->deep_depth) { /* at most m times a search: O(m^2) in all */
-        e->deep_depth = e->depth;
-        memcpy(e->deep_placed, e->placed, e->m);
-        memcpy(e->deep_pos, e->pos, e->m * sizeof *e->pos);
+    if (++e->depth > e->deep_depth[0]) /* at most m times a search: O(m^2) in all */
+        keep_deep(e, 0);
+    e->area += (unsigned long long)b->size * (b->s1 - b->s0 + 1); /* wraps: a heuristic */
+    if (e->area >= e->deep_area + e->area_step) { /* at most 4m + 1 times a search */
+        e->deep_area = e->area;
+        keep_deep(e, 1);
     }
     for (size_t s = b->s0; s <= b->s1; s++) {
         if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
@@ -216,6 +236,7 @@ static void unplace(ex *e, uint32_t c)
         e->rem[s] += b->size;
     e->placed[c] = 0;
     e->depth--;
+    e->area -= (unsigned long long)b->size * (b->s1 - b->s0 + 1);
 }
 
 static int poll_budget(ex *e)
@@ -800,8 +821,12 @@ static void ex_free(ex *e)
     free(e->pos);
     free(e->best_pos);
     free(e->placed);
-    free(e->deep_placed);
-    free(e->deep_pos);
+    for (int k = 0; k < 2; k++) {
+        free(e->deep_placed[k]);
+        free(e->deep_pos[k]);
+    }
+    free(e->rep_pos);
+    free(e->rep_tmp);
     free(e->trail);
     free(e->cand);
     free(e->scope);
@@ -835,6 +860,10 @@ static void ex_init(ex *e, const tp_exact_params *params)
     e->user = params->user;
     e->known_best = params->known_best;
     e->nodes_before = params->nodes_before;
+    e->rep_arena = SIZE_MAX;
+    e->repair_runs = params->repair_runs;
+    if (params->aspire && params->minimise && params->lower_bound < params->limit)
+        e->aspire = params->lower_bound;
 }
 
 /* The buffers of non-zero size (m of them) and their sections: sec receives the distinct
@@ -849,10 +878,16 @@ static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t cou
     e->pos = calloc(m, sizeof *e->pos);
     e->best_pos = calloc(m, sizeof *e->best_pos);
     e->placed = calloc(m, 1);
-    e->deep_placed = calloc(m, 1);
-    e->deep_pos = calloc(m, sizeof *e->deep_pos);
-    if (e->deep_placed == NULL || e->deep_pos == NULL)
+    e->rep_pos = calloc(m, sizeof *e->rep_pos);
+    e->rep_tmp = calloc(m, sizeof *e->rep_tmp);
+    if (e->rep_pos == NULL || e->rep_tmp == NULL)
         return SETUP_NOMEM;
+    for (int k = 0; k < 2; k++) {
+        e->deep_placed[k] = calloc(m, 1);
+        e->deep_pos[k] = calloc(m, sizeof *e->deep_pos[k]);
+        if (e->deep_placed[k] == NULL || e->deep_pos[k] == NULL)
+            return SETUP_NOMEM;
+    }
     e->ov_start = calloc(m + 1, sizeof *e->ov_start);
     e->scope = calloc(m, sizeof *e->scope);
     e->by_s0 = malloc(m * sizeof *e->by_s0);
@@ -973,6 +1008,10 @@ static int ex_fill_sections(ex *e, int *feasible)
     for (size_t s = 0; s < e->n_sec && *feasible; s++)
         if (e->rem[s] > e->limit)
             *feasible = 0;
+    unsigned long long whole = 0;
+    for (size_t k = 0; k < e->m; k++)
+        whole += (unsigned long long)e->b[k].size * (e->b[k].s1 - e->b[k].s0 + 1);
+    e->area_step = whole / (4 * (unsigned long long)e->m) + 1;
     for (size_t k = 0; k < e->m; k++) {
         e->b[k].total = 0;
         for (size_t s = e->b[k].s0; s <= e->b[k].s1; s++)
@@ -1021,28 +1060,70 @@ static int ex_keep_plan(ex *e)
     return 0;
 }
 
+static int ex_repair_best(ex *e, size_t *pos_out, size_t *arena);
+
+/* A run ended without a plan: when it went deeper than the runs repaired before (more
+ * buffers or more area placed), its deep placements are repaired and the best plan kept;
+ * then the next run starts its own. Returns 0 when out of memory. */
+static int ex_repair_run(ex *e)
+{
+    if (!e->found && (e->deep_depth[0] > e->rep_depth || e->deep_area > e->rep_area)) {
+        size_t top = SIZE_MAX;
+        if (!ex_repair_best(e, e->rep_tmp, &top))
+            return 0;
+        if (top < e->rep_arena) {
+            size_t *t = e->rep_pos;
+            e->rep_pos = e->rep_tmp;
+            e->rep_tmp = t;
+            e->rep_arena = top;
+        }
+        e->rep_depth = e->deep_depth[0] > e->rep_depth ? e->deep_depth[0] : e->rep_depth;
+        e->rep_area = e->deep_area > e->rep_area ? e->deep_area : e->rep_area;
+    }
+    e->deep_depth[0] = e->deep_depth[1] = 0;
+    e->deep_area = 0;
+    return 1;
+}
+
 /* Minimising is a sequence of decisions, each limit one below the last plan found: a
  * decision can split into independent parts, an optimisation over a shared bound not.
- * *complete receives whether the search space was exhausted. */
+ * With an aspiration, every other restart run decides at the lower bound instead (its own
+ * sequence of orders and budgets): the tightest limit prunes hardest and a plan there ends
+ * the search, and the runs below the best plan still get budgets without bound, so the
+ * search stays complete. *complete receives whether the search space was exhausted. */
 static int ex_decide(ex *e, int *complete)
 {
-    unsigned long long run = 0;
+    unsigned long long run[2] = { 0, 0 };
     *complete = 0;
-    for (;;) {
-        ex_start_run(e, run);
-        run++;
+    for (unsigned long long k = 0;; k++) {
+        if (e->aspire >= e->limit)
+            e->aspire = 0; /* the limit itself is as tight */
+        const int asp = e->aspire > 0 && (k & 1) == 0; /* the first run aspires */
+        const size_t upper = e->limit;
+        if (asp)
+            e->limit = e->aspire;
+        ex_start_run(e, run[asp]++);
         size_t base = 0;
         e->pool_n = 0;
         if (!pool_reserve(e, e->m, &base))
             return SETUP_NOMEM;
         memcpy(e->pool + base, e->by_s0, e->m * sizeof *e->by_s0);
         int r = dfs(e, 0, e->m, 0, base, e->m);
+        e->limit = upper;
         if (e->nomem)
             return SETUP_NOMEM;
-        if (r == R_STOP && e->run_out && !e->stopped)
+        if (r == R_STOP && e->run_out && !e->stopped) {
+            if (e->repair_runs && !ex_repair_run(e))
+                return SETUP_NOMEM;
             continue;
+        }
         if (r == R_STOP)
             return SETUP_OK;
+        if (asp && r == R_FAIL) { /* nothing fits the lower bound: proven, stop aspiring */
+            e->proven_lower = e->aspire + 1;
+            e->aspire = 0;
+            continue;
+        }
         if (r == R_FAIL || ex_keep_plan(e)) {
             *complete = 1;
             return SETUP_OK;
@@ -1073,18 +1154,35 @@ static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t
     return ex_decide(e, complete);
 }
 
-/* A buffer left out of the deepest placement; sorted larger first, then by index. */
+/* A buffer left out of a deep placement, with its keys for the order of the repair:
+ * sorted by k1, then k2, larger first, then by index. */
 typedef struct repair_item {
-    size_t size;
+    unsigned long long k1, k2;
     uint32_t i;
 } repair_item;
 
-static int repair_larger_first(const void *pa, const void *pb)
+static int repair_order(const void *pa, const void *pb)
 {
     const repair_item *a = pa, *b = pb;
-    if (a->size != b->size)
-        return a->size > b->size ? -1 : 1;
+    if (a->k1 != b->k1)
+        return a->k1 > b->k1 ? -1 : 1;
+    if (a->k2 != b->k2)
+        return a->k2 > b->k2 ? -1 : 1;
     return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The orders of the repair: larger first; more area (bytes x sections) first; earlier
+ * first section first, larger first among equals. */
+#define EX_REPAIR_ORDERS 3
+static repair_item repair_key(const ex *e, uint32_t i, int order)
+{
+    const ex_buf *b = &e->b[i];
+    const unsigned long long secs = b->s1 - b->s0 + 1;
+    if (order == 0)
+        return (repair_item){ b->size, 0, i };
+    if (order == 1)
+        return (repair_item){ (unsigned long long)b->size * secs, b->size, i };
+    return (repair_item){ e->n_sec - b->s0, b->size, i };
 }
 
 static int by_pos_start(const void *pa, const void *pb)
@@ -1111,55 +1209,78 @@ static size_t first_fit(size_t (*iv)[2], size_t n, size_t size, size_t align)
     return y > SIZE_MAX - size ? SIZE_MAX : y;
 }
 
-/* When the search found no plan within its limit: the deepest placement it reached, with
- * the buffers it left out placed one by one (larger first) at the lowest offset clear of
- * every placed buffer they meet. *arena receives the plan's top (SIZE_MAX: no plan), pos_out
- * the positions. Sharing no byte with a buffer it meets holds by construction. It costs up
- * to O(m^2 log m) on dense problems, so past the time limit it gets a grace of 20 ms, after
- * which it gives up (no plan). Returns 0 when out of memory. */
+/* Scratch of the repairs. */
+typedef struct repair_scratch {
+    repair_item *rest;
+    unsigned char *have;
+    size_t (*iv)[2];
+    size_t *pos;
+} repair_scratch;
+
+/* One repair: deep placement `snap`, the buffers it left out placed one by one in `order`
+ * at the lowest offset clear of every placed buffer they meet (sharing no byte with a
+ * buffer it meets holds by construction). Returns the plan's top in rs->pos, SIZE_MAX when
+ * there is none (overflow, or the time is up: past the time limit the repairs get a grace
+ * of 20 ms, as each costs up to O(m^2 log m) on dense problems). */
 #define EX_REPAIR_GRACE 0.02
-static int ex_repair(ex *e, size_t *pos_out, size_t *arena)
+static size_t ex_repair(ex *e, repair_scratch *rs, int snap, int order)
+{
+    const size_t m = e->m;
+    size_t n_rest = 0, top = 0;
+    memcpy(rs->have, e->deep_placed[snap], m);
+    memcpy(rs->pos, e->deep_pos[snap], m * sizeof *rs->pos);
+    for (uint32_t i = 0; i < m; i++)
+        if (!rs->have[i])
+            rs->rest[n_rest++] = repair_key(e, i, order);
+    qsort(rs->rest, n_rest, sizeof *rs->rest, repair_order);
+    for (size_t r = 0; r < n_rest; r++) {
+        if ((r & 31u) == 31u && e->deadline > 0 &&
+            tp_clock_seconds() > e->deadline + EX_REPAIR_GRACE)
+            return SIZE_MAX;
+        const uint32_t c = rs->rest[r].i;
+        size_t n = 0;
+        for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)
+            if (rs->have[e->ov[k]]) {
+                rs->iv[n][0] = rs->pos[e->ov[k]];
+                rs->iv[n++][1] = rs->pos[e->ov[k]] + e->b[e->ov[k]].size;
+            }
+        rs->pos[c] = first_fit(rs->iv, n, e->b[c].size, e->b[c].align);
+        if (rs->pos[c] == SIZE_MAX)
+            return SIZE_MAX;
+        rs->have[c] = 1;
+    }
+    for (size_t i = 0; i < m; i++)
+        top = rs->pos[i] + e->b[i].size > top ? rs->pos[i] + e->b[i].size : top;
+    return top;
+}
+
+/* When the search found no plan within its limit: its two deep placements (most buffers,
+ * most area), each completed by the repair in each of its orders; the lowest plan goes to
+ * pos_out and its top to *arena (SIZE_MAX: none). Returns 0 when out of memory. */
+static int ex_repair_best(ex *e, size_t *pos_out, size_t *arena)
 {
     const size_t m = e->m;
     *arena = SIZE_MAX;
-    repair_item *rest = malloc(m * sizeof *rest);
-    unsigned char *have = malloc(m);
-    size_t (*iv)[2] = malloc(m * sizeof *iv);
-    int ok = rest != NULL && have != NULL && iv != NULL;
-    size_t n_rest = 0, top = 0;
-    if (ok) {
-        memcpy(have, e->deep_placed, m);
-        memcpy(pos_out, e->deep_pos, m * sizeof *pos_out);
-        for (uint32_t i = 0; i < m; i++)
-            if (!have[i])
-                rest[n_rest++] = (repair_item){ e->b[i].size, i };
-        qsort(rest, n_rest, sizeof *rest, repair_larger_first);
-    }
-    for (size_t r = 0; ok && r < n_rest; r++) {
-        if ((r & 31u) == 31u && e->deadline > 0 &&
-            tp_clock_seconds() > e->deadline + EX_REPAIR_GRACE) {
-            ok = 0; /* no plan: the time is up */
-            break;
-        }
-        const uint32_t c = rest[r].i;
-        size_t n = 0;
-        for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)
-            if (have[e->ov[k]]) {
-                iv[n][0] = pos_out[e->ov[k]];
-                iv[n++][1] = pos_out[e->ov[k]] + e->b[e->ov[k]].size;
+    repair_scratch rs = { malloc(m * sizeof *rs.rest), malloc(m), malloc(m * sizeof *rs.iv),
+                          malloc(m * sizeof *rs.pos) };
+    const int ok = rs.rest != NULL && rs.have != NULL && rs.iv != NULL && rs.pos != NULL;
+    for (int snap = 0; ok && snap < 2; snap++) {
+        if (e->deep_depth[snap] == 0 || (snap == 1 && e->deep_depth[1] == e->deep_depth[0] &&
+                                         memcmp(e->deep_placed[0], e->deep_placed[1], m) == 0))
+            continue; /* nothing placed, or the same buffers */
+        for (int order = 0; order < EX_REPAIR_ORDERS; order++) {
+            const size_t top = ex_repair(e, &rs, snap, order);
+            if (top < *arena) {
+                *arena = top;
+                memcpy(pos_out, rs.pos, m * sizeof *pos_out);
             }
-        pos_out[c] = first_fit(iv, n, e->b[c].size, e->b[c].align);
-        ok = pos_out[c] != SIZE_MAX;
-        have[c] = 1;
+        }
     }
-    for (size_t i = 0; ok && i < m; i++)
-        top = pos_out[i] + e->b[i].size > top ? pos_out[i] + e->b[i].size : top;
-    if (ok)
-        *arena = top;
-    free(rest);
-    free(have);
-    free(iv);
-    return rest != NULL && have != NULL && iv != NULL;
+    free(rs.rest);
+    free(rs.have);
+    free(rs.iv);
+    free(rs.pos);
+    return ok;
 }
 
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
@@ -1198,10 +1319,15 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     result->timed_out = e.timed_out;
     result->complete = complete;
     result->nodes = e.nodes;
+    result->proven_lower = e.proven_lower;
     size_t repaired = SIZE_MAX;
-    if (!e.found && e.deep_depth > 0 && !ex_repair(&e, e.best_pos, &repaired)) {
+    if (!e.found && !ex_repair_run(&e)) { /* the last run's, if it went deeper */
         ex_free(&e);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+    }
+    if (!e.found && e.rep_arena != SIZE_MAX) {
+        repaired = e.rep_arena;
+        memcpy(e.best_pos, e.rep_pos, m * sizeof *e.best_pos);
     }
     if (!e.found && repaired != SIZE_MAX &&
         (params->known_best == 0 || repaired < params->known_best)) {
@@ -1219,3 +1345,4 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     ex_free(&e);
     return TP_OK;
 }
+

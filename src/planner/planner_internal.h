@@ -257,6 +257,12 @@ typedef struct tp_exact_params {
     unsigned long long nodes_before; /* for progress reports: nodes of earlier searches  */
     void (*progress)(const struct tp_plan_progress *p, void *user);
     void *user;
+    /* 1: every restart run that ends deeper than those before is repaired (a plan from
+     * each, the best kept), not only the deepest placement of the whole search */
+    int repair_runs;
+    /* minimising: 1 = every other restart run decides at lower_bound (docs/exact-solver.md,
+     * "Aspiration") */
+    int aspire;
 } tp_exact_params;
 
 typedef struct tp_exact_result {
@@ -269,6 +275,8 @@ typedef struct tp_exact_result {
      * params->known_best (or any, when it is 0): the deepest placement the search reached,
      * the rest placed lowest first (arena in .arena; nothing proven) */
     int repaired;
+    size_t proven_lower;        /* > 0: no plan has an arena below it (an aspiration run
+                                   completed without a plan)                             */
 } tp_exact_result;
 
 /* offsets[count] receives the best plan found, or the repaired one (untouched when

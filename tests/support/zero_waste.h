@@ -51,4 +51,48 @@ static inline void tpt_zero_waste(tpt_rng *rng, size_t n, size_t nodes, size_t c
     free(p);
 }
 
+/* A harder distribution: each step cuts the piece of the largest area (the first on a tie)
+ * across its longer side, relative to the rectangle (width / nodes against height /
+ * capacity), at a random point. The pieces come out of similar area and aspect, in a
+ * staggered layout rather than nested strips. Same outputs as tpt_zero_waste. */
+static inline void tpt_zero_waste_balanced(tpt_rng *rng, size_t n, size_t nodes,
+                                           size_t capacity, tp_tensor_lifetime *t, size_t *at)
+{
+    tpt_piece *p = malloc(n * sizeof *p);
+    size_t have = 1;
+    p[0] = (tpt_piece){ 0, nodes, 0, capacity };
+    while (have < n) {
+        size_t k = 0;
+        double big = -1;
+        for (size_t i = 0; i < have; i++) {
+            const double w = (double)(p[i].t1 - p[i].t0), h = (double)(p[i].y1 - p[i].y0);
+            if ((w >= 2 || h >= 2) && w * h > big) {
+                big = w * h;
+                k = i;
+            }
+        }
+        tpt_piece *c = &p[k];
+        const size_t w = c->t1 - c->t0, h = c->y1 - c->y0;
+        const int across_time =
+            h < 2 || (w >= 2 && (double)w / (double)nodes >= (double)h / (double)capacity);
+        tpt_piece d = *c;
+        if (across_time) {
+            const size_t cut = c->t0 + 1 + (size_t)(tpt_rng_next(rng) % (w - 1));
+            c->t1 = cut;
+            d.t0 = cut;
+        } else {
+            const size_t cut = c->y0 + 1 + (size_t)(tpt_rng_next(rng) % (h - 1));
+            c->y1 = cut;
+            d.y0 = cut;
+        }
+        p[have++] = d;
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (tp_tensor_lifetime){ p[i].y1 - p[i].y0, p[i].t0, p[i].t1 - 1 };
+        if (at != NULL)
+            at[i] = p[i].y0;
+    }
+    free(p);
+}
+
 #endif
