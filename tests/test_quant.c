@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "backend/fgemm.h"
 #include "tensorplan/kernels.h"
 #include "tensorplan/quant.h"
 
@@ -1026,12 +1027,14 @@ static void test_matmul_every_type(void **state)
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
-/* Float rows longer than one slice: each token's outputs are the same bits whether the token
- * is multiplied alone (decode) or inside a block of 64 (prefill), in every form. */
+/* Float rows longer than one slice, in every form: each token's outputs are the same bits
+ * whether the token is multiplied alone (decode) or with up to 14 others (the row dot
+ * products), and the same bits in any call of TP_FGEMM_MIN_TOKENS tokens or more (the packed
+ * product of prefill) wherever the token lies in it. */
 static void test_matmul_float_token_count(void **state)
 {
     (void)state;
-    const size_t n_in = 2085, n_out = 11, n_tok = 70;
+    const size_t n_in = 2085, n_out = 11, n_tok = 70, few = TP_FGEMM_MIN_TOKENS - 1;
     const uint32_t types[] = {TP_TYPE_F32, TP_TYPE_F16, TP_TYPE_BF16};
     for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
         if (!tp_kernels_isa_supported(isa))
@@ -1040,20 +1043,33 @@ static void test_matmul_float_token_count(void **state)
         for (size_t ti = 0; ti < 3; ti++) {
             uint8_t *W = rand_blocks(types[ti], n_in * n_out, 0);
             float *x = rand_floats(n_in * n_tok, 1.0f), *b = rand_floats(n_out, 1.0f);
-            float *y = malloc(n_out * n_tok * sizeof *y), one[11];
+            float *y = malloc(n_out * n_tok * sizeof *y), *yf = malloc(n_out * few * sizeof *yf);
+            float *yg = malloc(n_out * TP_FGEMM_MIN_TOKENS * sizeof *yg), one[11];
             assert_non_null(y);
+            assert_non_null(yf);
+            assert_non_null(yg);
             assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x, n_in, n_out, n_tok, y, 2),
                              TP_OK);
-            for (size_t t = 0; t < n_tok; t += 13) {
+            assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x, n_in, n_out, few, yf, 2),
+                             TP_OK);
+            for (size_t t = 0; t < few; t += 4) {
                 assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x + t * n_in, n_in,
                                                          n_out, 1, one, 1),
                                  TP_OK);
-                assert_memory_equal(one, y + t * n_out, sizeof one);
+                assert_memory_equal(one, yf + t * n_out, sizeof one);
+            }
+            for (size_t t = 0; t + TP_FGEMM_MIN_TOKENS <= n_tok; t += 13) {
+                assert_int_equal(tp_kernel_mul_mat_typed(types[ti], W, b, x + t * n_in, n_in,
+                                                         n_out, TP_FGEMM_MIN_TOKENS, yg, 1),
+                                 TP_OK);
+                assert_memory_equal(yg, y + t * n_out, n_out * TP_FGEMM_MIN_TOKENS * sizeof *yg);
             }
             free(W);
             free(x);
             free(b);
             free(y);
+            free(yf);
+            free(yg);
         }
     }
     assert_int_equal(tp_kernels_set_isa(-1), TP_OK);

@@ -2,11 +2,13 @@
  * (docs/quant.md section 5). Each weight row meets up to four token rows at a time through the
  * row dot products of backend/qdot.h: block types against the tokens rounded to 16-bit groups,
  * F32 / F16 / BF16 against the f32 tokens. Block types with TP_QGEMM_MIN_TOKENS or more tokens
- * go to the prefill products of backend/qgemm.h where the form has one. */
+ * go to the prefill products of backend/qgemm.h where the form has one, F32 / F16 / BF16 with
+ * TP_FGEMM_MIN_TOKENS or more to the packed product of backend/fgemm.h. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/fgemm.h"
 #include "backend/parallel.h"
 #include "backend/qdot.h"
 #include "backend/qgemm.h"
@@ -211,6 +213,8 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         return TP_OK;
     const tp_qdot_ops *ops = tp_qdot_ops_current();
     int blocks = ops->q[type] != NULL;
+    if (!blocks && n_tok >= TP_FGEMM_MIN_TOKENS) /* prefill: the packed product */
+        return tp_fgemm(type, W, row_bytes, b, x, n_in, n_out, n_tok, y, n_threads);
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
                 n_in, n_out, n_tok, y, NULL, NULL, NULL};
     tp_qgemm_fn gemm = blocks && n_tok >= TP_QGEMM_MIN_TOKENS
