@@ -16,6 +16,34 @@ typedef struct tpt_piece {
     size_t t0, t1, y0, y1; /* nodes [t0, t1), bytes [y0, y1) */
 } tpt_piece;
 
+/* Cuts *c at a random point, across time or across bytes; *c keeps the first part and the
+ * second is returned. */
+static inline tpt_piece tpt_cut_piece(tpt_rng *rng, tpt_piece *c, int across_time)
+{
+    tpt_piece d = *c;
+    if (across_time) {
+        const size_t cut = c->t0 + 1 + (size_t)(tpt_rng_next(rng) % (c->t1 - c->t0 - 1));
+        c->t1 = cut;
+        d.t0 = cut;
+    } else {
+        const size_t cut = c->y0 + 1 + (size_t)(tpt_rng_next(rng) % (c->y1 - c->y0 - 1));
+        c->y1 = cut;
+        d.y0 = cut;
+    }
+    return d;
+}
+
+/* The pieces as buffers t[0..n) and, when at is not NULL, the cut's own offsets; frees p. */
+static inline void tpt_pieces_out(tpt_piece *p, size_t n, tp_tensor_lifetime *t, size_t *at)
+{
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (tp_tensor_lifetime){ p[i].y1 - p[i].y0, p[i].t0, p[i].t1 - 1 };
+        if (at != NULL)
+            at[i] = p[i].y0;
+    }
+    free(p);
+}
+
 /* Cuts [0, nodes) x [0, capacity) into n pieces (n <= nodes * capacity): each step cuts a
  * random piece that can be cut, across time or across bytes at a random point. t[0..n)
  * receives the buffers, at[0..n) (may be NULL) the offsets of the cut's own plan. */
@@ -31,24 +59,9 @@ static inline void tpt_zero_waste(tpt_rng *rng, size_t n, size_t nodes, size_t c
         if (w < 2 && h < 2)
             continue;
         const int across_time = h < 2 || (w >= 2 && (tpt_rng_next(rng) & 1));
-        tpt_piece d = *c;
-        if (across_time) {
-            const size_t cut = c->t0 + 1 + (size_t)(tpt_rng_next(rng) % (w - 1));
-            c->t1 = cut;
-            d.t0 = cut;
-        } else {
-            const size_t cut = c->y0 + 1 + (size_t)(tpt_rng_next(rng) % (h - 1));
-            c->y1 = cut;
-            d.y0 = cut;
-        }
-        p[have++] = d;
+        p[have++] = tpt_cut_piece(rng, c, across_time);
     }
-    for (size_t i = 0; i < n; i++) {
-        t[i] = (tp_tensor_lifetime){ p[i].y1 - p[i].y0, p[i].t0, p[i].t1 - 1 };
-        if (at != NULL)
-            at[i] = p[i].y0;
-    }
-    free(p);
+    tpt_pieces_out(p, n, t, at);
 }
 
 /* A harder distribution: each step cuts the piece of the largest area (the first on a tie)
@@ -75,24 +88,9 @@ static inline void tpt_zero_waste_balanced(tpt_rng *rng, size_t n, size_t nodes,
         const size_t w = c->t1 - c->t0, h = c->y1 - c->y0;
         const int across_time =
             h < 2 || (w >= 2 && (double)w / (double)nodes >= (double)h / (double)capacity);
-        tpt_piece d = *c;
-        if (across_time) {
-            const size_t cut = c->t0 + 1 + (size_t)(tpt_rng_next(rng) % (w - 1));
-            c->t1 = cut;
-            d.t0 = cut;
-        } else {
-            const size_t cut = c->y0 + 1 + (size_t)(tpt_rng_next(rng) % (h - 1));
-            c->y1 = cut;
-            d.y0 = cut;
-        }
-        p[have++] = d;
+        p[have++] = tpt_cut_piece(rng, c, across_time);
     }
-    for (size_t i = 0; i < n; i++) {
-        t[i] = (tp_tensor_lifetime){ p[i].y1 - p[i].y0, p[i].t0, p[i].t1 - 1 };
-        if (at != NULL)
-            at[i] = p[i].y0;
-    }
-    free(p);
+    tpt_pieces_out(p, n, t, at);
 }
 
 #endif
