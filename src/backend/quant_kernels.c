@@ -89,12 +89,16 @@ static void mm_float_rows(const mm_ctx *c, size_t r, int n_r, size_t t, int n_x,
 static void mm_float_range(const mm_ctx *c, size_t r0, size_t r1, size_t t0, size_t t1)
 {
     int few = t1 - t0 <= TP_QDOT_TOKENS;
-    size_t k_step = few ? c->n_in : MM_K_BLOCK, r_step = few ? TP_QDOT_ROWS : r1 - r0;
+    /* F32 rows (which the row dot products take one at a time) for few tokens: a tile of one
+     * row, so a row longer than a slice takes its slices one after the other and the weights
+     * stream in address order */
+    size_t tile = few && c->type == TP_TYPE_F32 && c->n_in > MM_K_BLOCK ? 1 : TP_QDOT_ROWS;
+    size_t k_step = few ? c->n_in : MM_K_BLOCK, r_step = few ? tile : r1 - r0;
     for (size_t ro = r0; ro < r1; ro += r_step) {
         size_t re = r1 - ro < r_step ? r1 : ro + r_step;
         for (size_t ko = 0; ko < c->n_in; ko += k_step)
-            for (size_t r = ro; r < re; r += TP_QDOT_ROWS) {
-                int n_r = re - r < TP_QDOT_ROWS ? (int)(re - r) : TP_QDOT_ROWS;
+            for (size_t r = ro; r < re; r += tile) {
+                int n_r = re - r < tile ? (int)(re - r) : (int)tile;
                 for (size_t k0 = ko; k0 < ko + k_step && k0 < c->n_in; k0 += MM_K_BLOCK) {
                     size_t kn = c->n_in - k0 < MM_K_BLOCK ? c->n_in - k0 : MM_K_BLOCK;
                     for (size_t t = t0; t < t1; t += TP_QDOT_TOKENS)
