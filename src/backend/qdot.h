@@ -44,6 +44,13 @@ typedef int (*tp_fdot_fn)(const uint8_t *row, size_t row_bytes, int n_r, size_t 
 typedef void (*tp_qvec_fn)(const uint8_t *W, size_t row_bytes, size_t n_rows, size_t n_blocks,
                            const tp_xq *x, float *out);
 
+/* Mat-vec of one token over F32 / F16 / BF16 rows (decode): out[r] for r < n_rows, rows
+ * row_bytes apart of n elements, each summed in slices of k_block elements (the last one
+ * shorter) added in order, the first slice's sum plus the next one's and so on: the bits that
+ * f gives for that row and token slice by slice, added in the same order. */
+typedef void (*tp_fvec_fn)(const uint8_t *W, size_t row_bytes, size_t n_rows, size_t n,
+                           size_t k_block, const float *x, float *out);
+
 /* Attention over a KV cache row of n elements stored as F32, F16 or Q8_0 (n a multiple of 32
  * for Q8_0; attention_kv.c): the dot product with the f32 query q, and o[i] += p * row[i],
  * the row's elements being the values its type decodes to. */
@@ -54,6 +61,7 @@ typedef struct tp_qdot_ops {
     tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */
     tp_fdot_fn f[TP_TYPE_ID_LIMIT]; /* F32, F16, BF16 */
     tp_qvec_fn v[TP_TYPE_ID_LIMIT]; /* block types, one token; NULL: q row by row */
+    tp_fvec_fn fv[TP_TYPE_ID_LIMIT]; /* F32, one token; NULL: f tile by tile */
     tp_kvdot_fn kd[TP_TYPE_ID_LIMIT];   /* F32, F16, Q8_0 */
     tp_kvaxpy_fn ka[TP_TYPE_ID_LIMIT];  /* F32, F16, Q8_0 */
 } tp_qdot_ops;

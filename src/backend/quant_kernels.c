@@ -117,6 +117,14 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
     size_t tb = c->blocks ? MM_QTOKEN_BLOCK : MM_TOKEN_BLOCK;
     for (size_t t0 = 0; t0 < c->n_tok; t0 += tb) {
         size_t t1 = t0 + tb < c->n_tok ? t0 + tb : c->n_tok;
+        if (!c->blocks && t1 - t0 == 1 && c->ops->fv[c->type]) { /* decode: one call */
+            float *y = c->y + t0 * c->n_out;
+            c->ops->fv[c->type](c->W + r0 * c->row_bytes, c->row_bytes, r1 - r0, c->n_in,
+                                MM_K_BLOCK, c->x + t0 * c->n_in, y + r0);
+            for (size_t r = r0; c->b && r < r1; r++)
+                y[r] += c->b[r];
+            continue;
+        }
         if (!c->blocks) {
             mm_float_range(c, r0, r1, t0, t1);
             continue;
