@@ -19,7 +19,10 @@
  * - Restarts under Luby node budgets rotate the branching rules and candidate orders, then
  *   perturb the orders; the budgets grow without bound, so the search stays complete.
  * - Minimising is a sequence of decisions, each limit one below the last arena found, until
- *   one completes without a plan or the limit falls below the lower bound. */
+ *   one completes without a plan or the limit falls below the lower bound.
+ * - With MiniMalloc's gaps (when every pair that meets has A > 0 and B > 0, docs/exact-solver.md
+ *   "Gaps"): sections at the first nodes of windows, window bytes per section, and a buffer
+ *   lands A above each placed buffer it meets instead of its size. */
 
 #include "planner/planner_internal.h"
 #include "common/error.h"
