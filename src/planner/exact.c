@@ -211,8 +211,6 @@ static void keep_deep(ex *e, int k)
     memcpy(e->deep_pos[k], e->pos, e->m * sizeof *e->pos);
 }
 
-/* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
- * is still fully updated, so the caller undoes it the same way in both cases). */
 /* place() with gaps: the floor of a section is the top of c's window there; a buffer above
  * c lands at least ov_up above it. */
 static int place_windows(ex *e, uint32_t c, size_t Y)
@@ -248,6 +246,8 @@ static int place_windows(ex *e, uint32_t c, size_t Y)
     return ok;
 }
 
+/* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
+ * is still fully updated, so the caller undoes it the same way in both cases). */
 static int place(ex *e, uint32_t c, size_t Y)
 {
     const ex_buf *b = &e->b[c];
