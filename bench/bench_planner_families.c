@@ -16,7 +16,8 @@
  *       random: first use U[0, n), length U[0, n/4] (1e6 only with --full)
  *  2. the scan on random lifetimes at 1e5 on 1 and 2 threads (run under `taskset -c 0` for
  *     the pinned figure: the 2-thread run must not be slower)
- *  3. MiniMalloc's eleven problems: the exact search (capacity 1,048,576) and, when the
+ *  3. MiniMalloc's eleven problems: the exact search (capacity 1,048,576; seconds and search
+ *     nodes, which are deterministic) and, when the
  *     environment variable TP_MINIMALLOC names its binary, MiniMalloc on the same file
  *     (`--capacity=1048576 --input=FILE --output=FILE`), one after the other; skipped
  *     otherwise.
@@ -202,7 +203,7 @@ static void minimalloc_section(void)
     const char *bin = getenv("TP_MINIMALLOC");
     printf("\n3. exact search (capacity 1,048,576, limit 60 s) and MiniMalloc (%s)\n",
            bin ? bin : "skipped: set TP_MINIMALLOC to its binary");
-    printf("%-4s %9s %9s %9s\n", "file", "exact", "minimalloc", "ratio");
+    printf("%-4s %9s %9s %9s %9s\n", "file", "exact", "nodes", "minimalloc", "ratio");
     double ours = 0, theirs = 0;
     for (const char *p = "ABCDEFGHIJK"; *p; p++) {
         char path[512];
@@ -221,7 +222,8 @@ static void minimalloc_section(void)
         tp_plan_report rep;
         const tp_status st = tp_plan_offsets_ex(table.tensors, table.count, &o, off, &arena, &rep);
         ours += rep.seconds;
-        printf("%-4c %8.3f%s", *p, rep.seconds, st == TP_OK ? " " : "!");
+        printf("%-4c %8.3f%s %9llu", *p, rep.seconds, st == TP_OK ? " " : "!",
+               rep.nodes_explored);
         if (bin != NULL) {
             const double s = run_minimalloc(bin, path);
             theirs += s > 0 ? s : 0;

@@ -245,8 +245,17 @@ static void test_cli_exact_search_with_gaps(void **state)
              "%s plan - --planner exact 2>&1", tri, TP_CLI_PATH);
     assert_int_equal(run(cmd, out, sizeof out), 0);
     assert_non_null(strstr(out, "arena     6 bytes"));
-    assert_non_null(strstr(out, "; not proven\n"));
+    assert_non_null(strstr(out, "; not proven (gaps the exact search does not take)\n"));
     assert_null(strstr(out, "search nodes"));
+    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,1,6-7@1:1\\ny,6,8,1,6-7@0:0\\n' | "
+             "%s plan - --planner exact --json 2>&1", tri, TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\"search_skipped\":true,\"search_nodes\":0,"));
+    snprintf(cmd, sizeof cmd, "printf '%s' | %s plan - --planner exact --json 2>&1", tri,
+             TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\"proven_optimal\":true,"));
+    assert_non_null(strstr(out, "\"search_skipped\":false,"));
 }
 
 int main(void)

@@ -262,8 +262,10 @@ static void check_instance(const inst *x, int *n_covered)
     if (!covered(x)) { /* the portfolio's plan, proven only when it reaches the peak */
         assert_int_equal(rep.nodes_explored, 0);
         assert_int_equal(rep.proven_optimal, arena == rep.lower_bound);
+        assert_int_equal(rep.search_skipped, !rep.proven_optimal);
         return;
     }
+    assert_false(rep.search_skipped);
     ++*n_covered;
     assert_true(rep.proven_optimal);
     assert_int_equal(arena, least);

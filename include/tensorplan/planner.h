@@ -134,6 +134,9 @@ typedef struct tp_plan_report {
     double seconds;
     size_t lower_bound;           /* peak of live bytes (raised when a search proves more) */
     size_t arena_size;            /* of the returned plan (0 when none is returned)     */
+    /* TP_PLAN_EXACT with gaps it does not take (a pair with exactly one of A, B > 0,
+     * docs/exact-solver.md "Gaps"): the portfolio's plan, not searched */
+    int search_skipped;
 } tp_plan_report;
 
 /* Threads. Only tp_plan_offsets and tp_plan_offsets_ex start threads; every other call of

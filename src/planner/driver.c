@@ -87,6 +87,7 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     if (decision) {
         st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, rep, best, offsets,
                               trial, &xr);
+        rep->search_skipped = xr.unsupported;
         if (st != TP_OK || xr.unsupported)
             return st; /* gaps the search does not take: the portfolio's plan */
         rep->timed_out = xr.timed_out;
@@ -112,6 +113,7 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
             st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
                                   best, offsets, trial, &xr);
             xp.repair_runs = 0;
+            rep->search_skipped = st == TP_OK && xr.unsupported;
             if (st != TP_OK || xr.unsupported)
                 return st;
             if (!xr.found) {
