@@ -17,10 +17,12 @@
 #include "support/xorshift.h"
 #include "tensorplan/planner.h"
 
-enum { MAXN = 7, HORIZON = 7, MAXG = 2 * MAXN };
+/* SMALL tensors over HORIZON nodes for the exhaustive search; up to MAXN over WIDE nodes for
+ * the plans that are only checked */
+enum { SMALL = 7, HORIZON = 7, MAXN = 80, WIDE = 40, MAXG = 2 * MAXN };
 
 typedef struct inst {
-    size_t n, ng;
+    size_t n, ng, horizon; /* nodes 0 .. horizon - 1 */
     tp_tensor_lifetime t[MAXN];
     size_t al[MAXN];
     tp_tensor_gap g[MAXG];
@@ -46,7 +48,7 @@ static window window_at(const inst *x, size_t i, size_t node)
 static int reach(const inst *x, size_t i, size_t j, long long *a, long long *b)
 {
     int meet = 0;
-    for (size_t node = 0; node < HORIZON; node++) {
+    for (size_t node = 0; node < x->horizon; node++) {
         const window p = window_at(x, i, node), q = window_at(x, j, node);
         if (!p.on || !q.on)
             continue;
@@ -158,7 +160,8 @@ static size_t below(size_t n) { return (size_t)(tpt_rng_next(&rng) % n); }
 static void draw(inst *x, int kind)
 {
     memset(x, 0, sizeof *x);
-    x->n = 3 + below(MAXN - 2);
+    x->n = 3 + below(SMALL - 2);
+    x->horizon = HORIZON;
     const int aligned = below(2) == 0;
     for (size_t i = 0; i < x->n; i++) {
         const size_t a = below(HORIZON), b = below(HORIZON);
@@ -312,6 +315,7 @@ static void test_triangle_needs_the_search(void **state)
     inst x;
     memset(&x, 0, sizeof x);
     x.n = 3;
+    x.horizon = HORIZON;
     x.t[0] = (tp_tensor_lifetime){ 1, 0, 1 };
     x.t[1] = (tp_tensor_lifetime){ 1, 1, 2 };
     x.t[2] = (tp_tensor_lifetime){ 1, 0, 2 };
@@ -337,6 +341,7 @@ static void test_pairs_without_constraint_and_one_sided(void **state)
     inst x;
     memset(&x, 0, sizeof x);
     x.n = 2;
+    x.horizon = HORIZON;
     x.t[0] = (tp_tensor_lifetime){ 4, 0, 1 };
     x.t[1] = (tp_tensor_lifetime){ 4, 1, 2 };
     x.al[0] = x.al[1] = 1;
@@ -367,12 +372,76 @@ static void test_pairs_without_constraint_and_one_sided(void **state)
     tp_general_free(&g);
 }
 
+/* Wider instances (up to 80 tensors over 40 nodes, gaps without windows or with windows
+ * [0, w): the search takes them) searched at the peak for a few thousand nodes: a plan found
+ * is one by the rule restated here, and so is the deepest placement repaired when none is;
+ * and the driver's plan under a short time limit is one too. */
+static void test_repaired_and_cut_off_plans_are_sound(void **state)
+{
+    (void)state;
+    rng = tpt_rng_seeded(23);
+    int repaired = 0;
+    for (int round = 0; round < 30; round++) {
+        inst x;
+        memset(&x, 0, sizeof x);
+        x.n = 40 + below(MAXN - 39);
+        x.horizon = WIDE;
+        for (size_t i = 0; i < x.n; i++) {
+            const size_t a = below(WIDE), len = below(WIDE / 4);
+            const size_t last = a + len < WIDE ? a + len : WIDE - 1;
+            x.t[i] = (tp_tensor_lifetime){ 1 + below(64), a, last };
+            x.al[i] = 1 + below(4);
+            if (last - a >= 2 && below(2) == 0)
+                x.g[x.ng++] = (tp_tensor_gap){ i, a + 1, last - 1, (int)below(2), 0,
+                                               1 + below(x.t[i].size) };
+        }
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.alignments = x.al;
+        o.gaps = x.g;
+        o.gap_count = x.ng;
+        size_t peak = 0, off[MAXN], arena;
+        assert_int_equal(tp_peak_live_bytes_ex(x.t, x.n, &o, &peak), TP_OK);
+        tp_general g;
+        assert_int_equal(tp_general_init(x.t, x.n, &o, 1, &g), TP_OK);
+        tp_exact_params p;
+        memset(&p, 0, sizeof p);
+        p.alignment = 1;
+        p.alignments = g.align;
+        p.general = &g;
+        p.limit = peak; /* the tightest limit: often no plan, or none found in the budget */
+        p.node_limit = 3000;
+        p.repair_runs = 1;
+        tp_exact_result r;
+        assert_int_equal(tp_exact_search(x.t, x.n, &p, off, &r), TP_OK);
+        assert_false(r.unsupported);
+        if (r.found) {
+            assert_true(sound(&x, off));
+            assert_true(arena_of(&x, off) <= peak);
+        } else if (r.repaired) {
+            repaired++;
+            assert_true(sound(&x, off));
+            assert_int_equal(arena_of(&x, off), r.arena);
+        }
+        tp_general_free(&g);
+        o.strategy = TP_PLAN_EXACT;
+        o.time_limit_seconds = 0.05;
+        tp_plan_report rep;
+        assert_int_equal(tp_plan_offsets_ex(x.t, x.n, &o, off, &arena, &rep), TP_OK);
+        assert_true(sound(&x, off));
+        assert_int_equal(arena, arena_of(&x, off));
+        assert_true(arena >= peak && !rep.search_skipped);
+    }
+    assert_true(repaired > 10); /* 26 of the 30 at this seed */
+}
+
 /* Two instances without gaps on which the search once proved a limit impossible that the
  * exhaustive search meets (regressions, found by the random test above without gaps). */
 static void no_gaps(inst *x, size_t n, const size_t (*row)[4])
 {
     memset(x, 0, sizeof *x);
     x->n = n;
+    x->horizon = HORIZON;
     for (size_t i = 0; i < n; i++) {
         x->t[i] = (tp_tensor_lifetime){ row[i][0], row[i][1], row[i][2] };
         x->al[i] = row[i][3];
@@ -415,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_random_gaps_against_brute_force),
         cmocka_unit_test(test_triangle_needs_the_search),
         cmocka_unit_test(test_pairs_without_constraint_and_one_sided),
+        cmocka_unit_test(test_repaired_and_cut_off_plans_are_sound),
         cmocka_unit_test(test_section_emptied_between_tensors),
         cmocka_unit_test(test_twins_need_equal_alignments),
     };
