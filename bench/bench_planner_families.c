@@ -1,9 +1,9 @@
 /* The greedy on the input families of large graphs (BENCHMARKS.md, "Planner families"), and
  * the exact search side by side with MiniMalloc when it is present.
  *
- * build/bench/bench_planner_families [--full] [--skip-random] [--minimalloc] [--zero-waste]
+ * build/bench/bench_planner_families [--full] [--skip-random] [--threads] [--minimalloc] [--zero-waste]
  *                                    [--zero-waste-balanced]
- * (--minimalloc: section 3 alone; --zero-waste: section 4 alone; --zero-waste-balanced:
+ * (--threads: section 2 alone; --minimalloc: section 3 alone; --zero-waste: section 4 alone; --zero-waste-balanced:
  * section 4 on the harder distribution of cuts, tpt_zero_waste_balanced, alone)
  *  1. families at 1e5 and 1e6 tensors: tp_plan_offsets against the earlier passes in the same
  *     process (the interval tree, the address-ordered scan counting bytes in 32 bits, and
@@ -285,6 +285,11 @@ int main(int argc, char **argv)
         zero_waste_section(1);
         return 0;
     }
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--threads") == 0) {
+            threads_section();
+            return 0;
+        }
     if (!zero_only && !mm_only) {
         families_section(full, skip_random);
         threads_section();
