@@ -16,6 +16,7 @@
 # TP_BENCH_TP_ARGS (default none) are extra arguments of every tensorplan run, e.g.
 # "--kernels avx2" to time the AVX2 form on a processor with AVX-512 (against a llama.cpp
 # built without AVX-512); the processor line names the kernel form that ran.
+# TP_BENCH_THREADS (default "1 2") are the thread counts of "speed" and "decode".
 #
 # The files: the Qwen2.5-0.5B shape written by `tensorplan write-model` in f32 (random
 # weights, seed 1) and quantized from it by llama-quantize to F16, Q8_0, Q4_0 and Q4_K_M; the
@@ -36,6 +37,7 @@ fi
 M=${TP_BENCH_MODELS:-$B/bench-models}
 REPS=${TP_BENCH_REPS:-2}
 TP_ARGS=${TP_BENCH_TP_ARGS:-}
+THREADS=${TP_BENCH_THREADS:-"1 2"}
 FILES=${TP_BENCH_FILES:-"qwen05-f32 qwen05-f16 qwen05-q8_0 qwen05-q4_0 qwen05-q4_k_m llama1b-q4_k_m llama1b-q6_k"}
 mkdir -p "$M"
 
@@ -91,7 +93,7 @@ speed() {
   echo "|---|---:|---|---:|---:|---:|"
   for name in $FILES; do
     make_file "$name"
-    for t in 1 2; do
+    for t in $THREADS; do
       for test in pp64 pp512 tg16; do
         case $test in pp*) pp=${test#pp}; tg=0 ;; tg*) pp=64; tg=${test#tg} ;; esac
         if [ "$tg" -eq 0 ]; then lt=$(llama_tps "$M/$name.gguf" "$t" "$pp" 0)
@@ -113,7 +115,7 @@ decode() {
   echo "|---|---:|---|---:|---:|---:|"
   for name in $FILES; do
     make_file "$name"
-    for t in 1 2; do
+    for t in $THREADS; do
       lb=0; tb=0; r=0
       while [ "$r" -lt "$rounds" ]; do
         lt=$(llama_tps "$M/$name.gguf" "$t" 0 16)
