@@ -36,6 +36,7 @@ typedef struct st_key {
 
 typedef struct st {
     const tp_tensor_lifetime *t;
+    tp_tensor_lifetime *rev; /* the tensors with time reversed (st_find_balance) */
     size_t *idx;       /* the parts' tensors (caller's indices) */
     st_key *key;       /* scratch: one part's sort */
     st_part *work;     /* parts still to cut, a stack */
@@ -266,7 +267,7 @@ static int st_balance(st *s, const st_part *p, size_t seed)
     s->h = 0;
     memset(s->state, 0, p->n);
     memset(s->in, 0, p->n);
-    unsigned long long budget = s->part_nodes / ST_SEEDS;
+    unsigned long long budget = s->part_nodes / (2 * ST_SEEDS);
     size_t d = 0;
     for (;;) {
         if (d == p->n)
@@ -299,15 +300,30 @@ static int st_balance(st *s, const st_part *p, size_t seed)
 }
 
 /* Splits the part across bytes by st_balance: B below, the rest above. */
+/* st_balance in time order, then in reverse time order (s->rev: the same subsets balance
+ * both ways, the search meets them in another order), each from up to ST_SEEDS tensors of
+ * the first section. On success the part is left sorted in the order that found B. */
+static int st_find_balance(st *s, const st_part *p)
+{
+    const tp_tensor_lifetime *fwd = s->t;
+    const size_t *x = s->idx + p->beg;
+    int found = 0;
+    for (int dir = 0; dir < 2 && !found; dir++) {
+        s->t = dir ? s->rev : fwd;
+        st_sort(s, p);
+        for (size_t seed = 0; seed < ST_SEEDS && seed < p->n && !found && !s->stopped; seed++) {
+            if (seed > 0 && s->t[x[seed]].first_use != s->t[x[0]].first_use)
+                break;
+            found = st_balance(s, p, seed);
+        }
+    }
+    s->t = fwd;
+    return found;
+}
+
 static int st_bytes_cut(st *s, const st_part *p)
 {
-    size_t seed = 0;
-    while (seed < ST_SEEDS && seed < p->n && (seed == 0 || s->t[s->idx[p->beg + seed]].first_use ==
-                                                            s->t[s->idx[p->beg]].first_use) &&
-           !st_balance(s, p, seed) && !s->stopped)
-        seed++;
-    if (seed == ST_SEEDS || seed == p->n || s->stopped ||
-        s->t[s->idx[p->beg + seed]].first_use != s->t[s->idx[p->beg]].first_use)
+    if (!st_find_balance(s, p))
         return 0;
     size_t *x = s->idx + p->beg, h = s->h, nb = 0, nt = 0;
     size_t *tmp = s->sub_off; /* scratch */
@@ -436,6 +452,7 @@ static void st_free(st *s)
     free(s->freed);
     free(s->in);
     free(s->state);
+    free(s->rev);
     free(s->placed);
     free(s->gap);
     free(s->ord);
@@ -446,6 +463,7 @@ static void st_free(st *s)
 static int st_alloc(st *s, size_t m, size_t count)
 {
     s->placed = calloc(count, 1);
+    s->rev = malloc(count * sizeof *s->rev);
     s->gap = malloc(m * sizeof *s->gap);
     s->idx = malloc(m * sizeof *s->idx);
     s->key = malloc(m * sizeof *s->key);
@@ -464,7 +482,7 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->frem = malloc(m * sizeof *s->frem);
     s->in = malloc(m);
     s->state = malloc(m);
-    return s->placed && s->gap && s->idx && s->key && s->work && s->sub && s->sub_off && s->sec && s->end && s->suf &&
+    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub && s->sub_off && s->sec && s->end && s->suf &&
            s->secbeg && s->starts && s->sum && s->freed && s->in && s->state && s->ord &&
            s->arem && s->frem;
 }
@@ -509,11 +527,16 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     s.node_limit = params->node_limit;
     s.part_nodes = part_nodes;
     m = 0;
+    size_t end = 0;
     for (size_t i = 0; i < count; i++) {
         offsets[i] = 0;
         if (tensors[i].size > 0)
             s.idx[m++] = i;
+        end = tensors[i].last_use > end ? tensors[i].last_use : end;
     }
+    for (size_t i = 0; i < count; i++)
+        s.rev[i] = (tp_tensor_lifetime){ tensors[i].size, end - tensors[i].last_use,
+                                         end - tensors[i].first_use };
     st_push(&s, (st_part){ 0, m, 0, params->limit });
     tp_status stt = TP_OK;
     int all = 1;
