@@ -265,7 +265,7 @@ static void test_zero_waste_family_planned_at_the_capacity(void **state)
         free(t);
         free(off);
     }
-    assert_true(found >= (sanitized() ? 3u : 6u));
+    assert_true(found >= (sanitized() ? 3u : 10u)); /* 3 and 10 when written */
 }
 
 /* The driver on one such problem, with two zero-size tensors added: the capacity, proven

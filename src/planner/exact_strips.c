@@ -24,6 +24,7 @@
 #include <string.h>
 
 #define ST_SEEDS 8 /* first-section tensors tried as a member of that subset, in turn */
+#define ST_SWEEP_SHARE 8 /* the sweep of a part gets the part budget / this */
 
 typedef struct st_part {
     size_t beg, n;    /* tensors idx[beg .. beg + n) */
@@ -280,7 +281,8 @@ static int st_balance(st *s, const st_part *p, size_t seed)
             st_unapply(s, p, --d);
             continue;
         }
-        if (budget-- == 0 || ++s->nodes == s->node_limit || st_past(s)) {
+        if (budget-- == 0 || (++s->nodes >= s->node_limit && s->node_limit != 0) ||
+            st_past(s)) {
             s->budget_hit = 1;
             return 0;
         }
@@ -345,7 +347,7 @@ static tp_status st_sweep_part(st *s, const st_part *p, int *ok)
     const size_t *x = s->idx + p->beg;
     for (size_t i = 0; i < p->n; i++)
         s->sub[i] = s->t[x[i]];
-    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes };
+    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes / ST_SWEEP_SHARE };
     if (s->node_limit != 0 && s->node_limit - s->nodes < sp.node_limit)
         sp.node_limit = s->node_limit > s->nodes ? s->node_limit - s->nodes : 1;
     tp_sweep_result r;
