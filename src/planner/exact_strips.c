@@ -7,8 +7,9 @@
  * - a tensor that lives over the part's whole span goes to the bottom: in any plan of the
  *   part the tiles below it could all move up by its size;
  * - across bytes: a subset B of the part whose load is the same h at every node of the span
- *   (found by a depth-first search over the tensors in the order of their first use) is
- *   planned in [base, base + h) and the rest above it, each a tight part of its own.
+ *   (found by a depth-first search over the tensors in the order of their first use, then
+ *   in reverse time) is planned in [base, base + h) and the rest above it, each a tight
+ *   part of its own.
  *
  * The first two are complete; the third is not (B may be balanced and yet have no tiling
  * of its own, and only the first B found is tried), so a part that no cut splits goes to
