@@ -228,7 +228,7 @@ static void minimalloc_section(void)
             theirs += s > 0 ? s : 0;
             printf(" %9.3f %9.2f", s, s > 0 ? rep.seconds / s : 0);
         }
-        printf("\n");
+        printf("  nodes %llu\n", rep.nodes_explored); /* load-independent when it completes */
         free(off);
         tp_csv_free(&table);
     }
