@@ -485,9 +485,9 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->frem = malloc(m * sizeof *s->frem);
     s->in = malloc(m);
     s->state = malloc(m);
-    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub && s->sub_off && s->sec && s->end && s->suf &&
-           s->secbeg && s->starts && s->sum && s->freed && s->in && s->state && s->ord &&
-           s->arem && s->frem;
+    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub &&
+           s->sub_off && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
+           s->freed && s->in && s->state && s->ord && s->arem && s->frem;
 }
 
 /* Cuts one part: across time, a whole-span tensor to the bottom, across bytes, or the
