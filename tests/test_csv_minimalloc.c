@@ -216,6 +216,48 @@ static void test_cli_plans_and_checks_alignment_and_gaps(void **state)
     assert_non_null(strstr(out, "(stdin):2: buffer 'a': gaps overlap"));
 }
 
+/* The exact search with gaps from a CSV file. A triangle: a (steps 0..1), b (1..2) and c
+ * (0..2, no window at step 1), 2 bytes each: every pair is in use together at some step, so
+ * the least arena is 6 while the peak is 4, and only the search proves it. With a pair whose
+ * A and B differ in sign added (x and y: empty windows at 1 and 0 during step 6, A = 1,
+ * B = -1), the search does not run: the portfolio's plan, not proven. */
+static void test_cli_exact_search_with_gaps(void **state)
+{
+    (void)state;
+    char out[4096], cmd[1024];
+    const char *tri = "id,lower,upper,size,gaps\\na,0,2,2,\\nb,1,3,2,\\nc,0,3,2,1-2\\n";
+    snprintf(cmd, sizeof cmd, "printf '%s' | %s plan - -o - --planner exact 2>&1", tri,
+             TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "peak      4 bytes\n"));
+    assert_non_null(strstr(out, "arena     6 bytes"));
+    assert_non_null(strstr(out, "; arena proven minimal; "));
+    assert_non_null(strstr(out, " search nodes\n"));
+    size_t o[3];
+    const char *rows = strstr(out, "a,0,2,2,");
+    assert_non_null(rows);
+    assert_int_equal(sscanf(rows, "a,0,2,2,%zu\nb,1,3,2,%zu\nc,0,3,2,%zu", &o[0], &o[1], &o[2]),
+                     3);
+    /* pairwise 2 apart, all within 6 bytes: a permutation of 0, 2, 4 */
+    assert_true(o[0] + o[1] + o[2] == 6 && o[0] % 2 == 0 && o[1] % 2 == 0 && o[2] % 2 == 0);
+    assert_true(o[0] != o[1] && o[1] != o[2] && o[0] != o[2]);
+    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,1,6-7@1:1\\ny,6,8,1,6-7@0:0\\n' | "
+             "%s plan - --planner exact 2>&1", tri, TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "arena     6 bytes"));
+    assert_non_null(strstr(out, "; not proven (gaps the exact search does not take)\n"));
+    assert_null(strstr(out, "search nodes"));
+    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,1,6-7@1:1\\ny,6,8,1,6-7@0:0\\n' | "
+             "%s plan - --planner exact --json 2>&1", tri, TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\"search_skipped\":true,\"search_nodes\":0,"));
+    snprintf(cmd, sizeof cmd, "printf '%s' | %s plan - --planner exact --json 2>&1", tri,
+             TP_CLI_PATH);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\"proven_optimal\":true,"));
+    assert_non_null(strstr(out, "\"search_skipped\":false,"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_checker_alignment),
         cmocka_unit_test(test_checker_gaps),
         cmocka_unit_test(test_cli_plans_and_checks_alignment_and_gaps),
+        cmocka_unit_test(test_cli_exact_search_with_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

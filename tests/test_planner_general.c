@@ -118,7 +118,8 @@ static void test_gap_and_alignment(void **state)
     assert_int_equal(off[0], 0);
     assert_int_equal(off[1], 8);
     assert_int_equal(arena, 11);
-    /* exact with gaps: the portfolio's plan, never a search */
+    /* exact: A = 8 (d above c), B = 3 (c above d at steps 0..1), both > 0, so the search
+     * takes it; but the portfolio's 11 is the peak (8 + 3 at step 0): no search runs */
     assert_int_equal(plan(t, 2, align, gaps, 1, TP_PLAN_EXACT, off, &arena, &rep), TP_OK);
     assert_int_equal(rep.nodes_explored, 0);
     assert_true(off[0] % 4 == 0);

@@ -3,6 +3,7 @@
  * whichever kernel runs (AVX-512, AVX2, portable): on small random inputs (all rules, orders
  * and alignments), on inputs large enough to split chunks and share them between threads, and
  * on dense long lifetimes. */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sched.h>
 
 #include "planner/planner_internal.h"
 #include "support/offsets_oracle.h"
@@ -99,6 +101,39 @@ static void test_split_chunks_shared_by_threads_give_the_same_offsets(void **sta
     for (unsigned threads = 1; threads <= 3; threads++)
         expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, threads, TP_SCAN_AUTO, want, arena);
     expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, 2, TP_SCAN_AVX2, want, arena);
+    free(t);
+    free(order);
+    free(want);
+}
+
+/* Pinned to one processor, helpers that share the scan keep the calling thread waiting
+ * longer than it works, so the scan stops sharing and tries again at every doubling of the
+ * placed tensors (greedy_scan.c, note_wait): both ways and every switch between them must
+ * give the offsets of the plain rule. The helpers inherit the caller's processor mask. */
+static void test_threads_pinned_to_one_processor_give_the_same_offsets(void **state)
+{
+    (void)state;
+    cpu_set_t old, one;
+    if (sched_getaffinity(0, sizeof old, &old) != 0)
+        skip();
+    int cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+        if (CPU_ISSET(c, &old))
+            cpu = c;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    rng.state = 31337;
+    const size_t n = sanitized() ? 10000 : 20000;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
+    random_tensors(t, n, n, 1500);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
+    const size_t arena = tpt_reference_place(t, n, order, m, 1, TP_GAP_BEST_FIT, want);
+    expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, 3, TP_SCAN_AUTO, want, arena);
+    const size_t ff = tpt_reference_place(t, n, order, m, 1, TP_GAP_FIRST_FIT, want);
+    expect_reference(t, n, order, m, 1, TP_GAP_FIRST_FIT, 2, TP_SCAN_AUTO, want, ff);
+    assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
     free(t);
     free(order);
     free(want);
@@ -208,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_scan_equals_the_plain_pass_on_random_inputs),
         cmocka_unit_test(test_split_chunks_shared_by_threads_give_the_same_offsets),
+        cmocka_unit_test(test_threads_pinned_to_one_processor_give_the_same_offsets),
         cmocka_unit_test(test_dense_long_lifetimes_match_the_tree),
         cmocka_unit_test(test_the_scan_declines_what_it_cannot_hold),
         cmocka_unit_test(test_the_public_planner_with_long_lifetimes_equals_the_plain_pass),

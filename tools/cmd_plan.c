@@ -239,6 +239,8 @@ static void print_text(FILE *out, const plan_summary *s)
             fprintf(out, "; arena proven minimal");
         else if (a->has_capacity && fits)
             fprintf(out, "; fits the capacity");
+        else if (a->strategy == TP_PLAN_EXACT && report->search_skipped)
+            fprintf(out, "; not proven (gaps the exact search does not take)");
         else if (a->strategy == TP_PLAN_EXACT)
             fprintf(out, "; not proven%s", report->timed_out ? " (time limit reached)" : "");
         if (report->nodes_explored > 0)
@@ -286,6 +288,7 @@ static tp_status print_json(const plan_summary *s)
     cJSON_AddBoolToObject(o, "proven_infeasible",
                           r->method != NULL && a->has_capacity && r->proven_infeasible);
     cJSON_AddBoolToObject(o, "timed_out", r->timed_out);
+    cJSON_AddBoolToObject(o, "search_skipped", r->search_skipped);
     cJSON_AddItemToObject(o, "search_nodes", tp_cli_json_size((size_t)r->nodes_explored));
     cJSON_AddNumberToObject(o, "plan_ms", s->seconds * 1e3);
     if (a->output)

@@ -116,9 +116,9 @@ typedef struct tp_plan_options {
      * positive value, not only powers of two. gaps name their tensor; a tensor's gaps must
      * not overlap each other. Two tensors then conflict as MiniMalloc defines it: at every
      * node where both use a window, one lies wholly above the other, and the same one at
-     * every such node. With either, every strategy runs on the calling thread, and
-     * TP_PLAN_EXACT searches only when there are no gaps (with gaps it returns the
-     * portfolio's plan, not proven). */
+     * every such node. With either, every strategy runs on the calling thread. TP_PLAN_EXACT
+     * searches with gaps when no pair has exactly one of A, B > 0 (docs/exact-solver.md,
+     * "Gaps"); otherwise it returns the portfolio's plan, proven only at the peak. */
     const size_t *alignments;
     const tp_tensor_gap *gaps;
     size_t gap_count;
@@ -134,6 +134,9 @@ typedef struct tp_plan_report {
     double seconds;
     size_t lower_bound;           /* peak of live bytes (raised when a search proves more) */
     size_t arena_size;            /* of the returned plan (0 when none is returned)     */
+    /* TP_PLAN_EXACT with gaps it does not take (a pair with exactly one of A, B > 0,
+     * docs/exact-solver.md "Gaps"): the portfolio's plan, not searched */
+    int search_skipped;
 } tp_plan_report;
 
 /* Threads. Only tp_plan_offsets and tp_plan_offsets_ex start threads; every other call of

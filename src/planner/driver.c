@@ -125,7 +125,7 @@ static tp_status run_sweep(const tp_tensor_lifetime *tensors, size_t count,
 /* The exact search after the portfolio (docs/exact-solver.md): a decision at the capacity,
  * or probes and then a complete search that minimises the arena. */
 static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
-                           const tp_plan_options *o, size_t align, const size_t *alignments,
+                           const tp_plan_options *o, size_t align, const tp_general *g,
                            double start, double deadline, size_t peak, tp_plan_report *rep,
                            size_t *best, size_t *offsets, size_t *trial)
 {
@@ -135,7 +135,8 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     tp_exact_params xp;
     memset(&xp, 0, sizeof xp);
     xp.alignment = align;
-    xp.alignments = alignments; /* NULL unless per-tensor */
+    xp.alignments = g->align; /* NULL unless per-tensor */
+    xp.general = g->has_gaps ? g : NULL;
     xp.start = start;
     xp.deadline = deadline;
     xp.progress = o->progress;
@@ -144,8 +145,9 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     if (decision) {
         st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, rep, best, offsets,
                               trial, &xr);
-        if (st != TP_OK)
-            return st;
+        rep->search_skipped = xr.unsupported;
+        if (st != TP_OK || xr.unsupported)
+            return st; /* gaps the search does not take: the portfolio's plan */
         rep->timed_out = xr.timed_out;
         if (!xr.found && xr.complete) {
             rep->proven_infeasible = 1;
@@ -171,7 +173,8 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
             st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
                                   best, offsets, trial, &xr);
             xp.repair_runs = 0;
-            if (st != TP_OK)
+            rep->search_skipped = st == TP_OK && xr.unsupported;
+            if (st != TP_OK || xr.unsupported)
                 return st;
             if (!xr.found) {
                 if (xr.complete && limit + 1 > rep->lower_bound)
@@ -211,8 +214,8 @@ static int unit_alignments(const tp_general *g, size_t count)
     return 1;
 }
 
-/* The exact search: the time sweep first when it applies (no alignment above 1, and a
- * decision only at the peak), then run_exact unless the sweep settled it. */
+/* The exact search: the time sweep first when it applies (no alignment above 1, no gaps,
+ * and a decision only at the peak), then run_exact unless the sweep settled it. */
 static tp_status search_exact(const tp_tensor_lifetime *tensors, size_t count,
                               const tp_plan_options *o, size_t align, const tp_general *g,
                               double start, double deadline, size_t peak, tp_plan_report *rep,
@@ -220,11 +223,12 @@ static tp_status search_exact(const tp_tensor_lifetime *tensors, size_t count,
 {
     int done = 0;
     tp_status st = TP_OK;
-    if (align == 1 && unit_alignments(g, count) && (o->capacity == 0 || peak == o->capacity))
+    if (align == 1 && !g->has_gaps && unit_alignments(g, count) &&
+        (o->capacity == 0 || peak == o->capacity))
         st = run_sweep(tensors, count, o, deadline, peak, rep, best, offsets, trial, &done);
     if (st == TP_OK && !done)
-        st = run_exact(tensors, count, o, align, g->align, start, deadline, peak, rep, best,
-                       offsets, trial);
+        st = run_exact(tensors, count, o, align, g, start, deadline, peak, rep, best, offsets,
+                       trial);
     return st;
 }
 
@@ -270,7 +274,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const double deadline = o->time_limit_seconds > 0 ? start + o->time_limit_seconds : 0;
 
     /* Per-tensor alignments or gaps: the general pass (greedy_general.c) instead of the fast
-     * ones, on this thread; the exact search takes the alignments, not gaps. */
+     * ones, on this thread; the exact search takes both (gaps where every conflicting pair
+     * has A > 0 and B > 0, docs/exact-solver.md "Gaps"). */
     tp_general general;
     const int is_general = o->alignments != NULL || o->gap_count > 0;
     size_t peak = 0;
@@ -307,7 +312,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     rep.proven_optimal = best == peak;
 
     const int decision = o->capacity > 0;
-    if (o->strategy == TP_PLAN_EXACT && !general.has_gaps && !rep.proven_optimal &&
+    if (o->strategy == TP_PLAN_EXACT && !rep.proven_optimal &&
         !rep.timed_out &&
         !(decision && best <= o->capacity) && !(decision && peak > o->capacity)) {
         st = search_exact(tensors, count, o, align, &general, start, deadline, peak, &rep,

@@ -19,7 +19,10 @@
  * - Restarts under Luby node budgets rotate the branching rules and candidate orders, then
  *   perturb the orders; the budgets grow without bound, so the search stays complete.
  * - Minimising is a sequence of decisions, each limit one below the last arena found, until
- *   one completes without a plan or the limit falls below the lower bound. */
+ *   one completes without a plan or the limit falls below the lower bound.
+ * - With MiniMalloc's gaps (when every pair that meets has A > 0 and B > 0, docs/exact-solver.md
+ *   "Gaps"): sections at the first nodes of windows, window bytes per section, and a buffer
+ *   lands A above each placed buffer it meets instead of its size. */
 
 #include "planner/planner_internal.h"
 #include "common/error.h"
@@ -115,6 +118,13 @@ typedef struct ex {
     uint64_t rng; /* 0: no perturbation */
     size_t *at, *min2, *sum2;
     unsigned long long work, next_clock; /* inner-loop steps; when to read the clock next */
+    /* Gaps (docs/exact-solver.md, "Gaps"); gen NULL: none, and none of these is used.
+     * Buffer i's window at section s (s0 <= s <= s1) is [wlo, whi)[wstart[i] + s - s0],
+     * wlo > whi where it has none. Entry k of the overlap list of c, naming o: o above c
+     * needs pos[o] >= pos[c] + ov_up[k], o below c needs pos[c] >= pos[o] + ov_dn[k]. */
+    const tp_general *gen;
+    size_t *wstart, *wlo, *whi, *ov_up, *ov_dn;
+    size_t fixed_top; /* the largest tensor with no window anywhere: at 0, outside the search */
 } ex;
 
 static size_t round_up(size_t x, size_t a)
@@ -123,6 +133,20 @@ static size_t round_up(size_t x, size_t a)
     if (r == 0)
         return x;
     return x > SIZE_MAX - (a - r) ? SIZE_MAX : x + (a - r);
+}
+
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* Whether buffer i has a window at section s (within s0..s1), and its bounds. */
+static int ex_win(const ex *e, uint32_t i, size_t s, size_t *lo, size_t *hi)
+{
+    const size_t k = e->wstart[i] + (s - e->b[i].s0);
+    *lo = e->wlo[k];
+    *hi = e->whi[k];
+    return *lo <= *hi;
 }
 
 /* a + b > limit, without overflow */
@@ -187,6 +211,41 @@ static void keep_deep(ex *e, int k)
     memcpy(e->deep_pos[k], e->pos, e->m * sizeof *e->pos);
 }
 
+/* place() with gaps: the floor of a section is the top of c's window there; a buffer above
+ * c lands at least ov_up above it. */
+static int place_windows(ex *e, uint32_t c, size_t Y)
+{
+    const ex_buf *b = &e->b[c];
+    int ok = 1;
+    for (size_t s = b->s0; s <= b->s1; s++) {
+        size_t lo, hi;
+        if (!ex_win(e, c, s, &lo, &hi))
+            continue;
+        if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
+            return 0;
+        const size_t top = sat_add(Y, hi);
+        e->floor[s] = top;
+        e->rem[s] -= hi - lo;
+        if (e->rem[s] > 0 && exceeds(top, e->rem[s], e->limit))
+            ok = 0;
+    }
+    e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
+    for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
+        const uint32_t o = e->ov[k];
+        if (e->placed[o])
+            continue;
+        const size_t ny = round_up(sat_add(Y, e->ov_up[k]), e->b[o].align);
+        if (e->y[o] >= ny)
+            continue;
+        if (!trail_push(e, TR_Y, o, e->y[o]))
+            return 0;
+        e->y[o] = ny;
+        if (exceeds(ny, e->b[o].size, e->limit))
+            ok = 0;
+    }
+    return ok;
+}
+
 /* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
  * is still fully updated, so the caller undoes it the same way in both cases). */
 static int place(ex *e, uint32_t c, size_t Y)
@@ -203,6 +262,8 @@ static int place(ex *e, uint32_t c, size_t Y)
         e->deep_area = e->area;
         keep_deep(e, 1);
     }
+    if (e->gen != NULL)
+        return place_windows(e, c, Y);
     for (size_t s = b->s0; s <= b->s1; s++) {
         if (!trail_push(e, TR_FLOOR, (uint32_t)s, e->floor[s]))
             return 0;
@@ -232,8 +293,11 @@ static int place(ex *e, uint32_t c, size_t Y)
 static void unplace(ex *e, uint32_t c)
 {
     const ex_buf *b = &e->b[c];
-    for (size_t s = b->s0; s <= b->s1; s++)
-        e->rem[s] += b->size;
+    for (size_t s = b->s0; s <= b->s1; s++) {
+        size_t lo = 0, hi = b->size;
+        if (e->gen == NULL || ex_win(e, c, s, &lo, &hi))
+            e->rem[s] += hi - lo;
+    }
     e->placed[c] = 0;
     e->depth--;
     e->area -= (unsigned long long)b->size * (b->s1 - b->s0 + 1);
@@ -432,8 +496,9 @@ static int scan_landings(ex *e, const uint32_t *list, size_t n, size_t ylast, ex
             return 0;
         size_t *mv = e->minv;
         e->work += e->b[i].s1 - e->b[i].s0 + 2;
+        size_t lo, hi;
         for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++)
-            if (at < mv[sct])
+            if (at < mv[sct] && (e->gen == NULL || ex_win(e, i, sct, &lo, &hi)))
                 mv[sct] = at;
         if (e->b[i].s0 < nd->slo)
             nd->slo = e->b[i].s0;
@@ -460,14 +525,17 @@ static int sections_fit(ex *e, const uint32_t *list, size_t n, const ex_node *nd
         if (at == nd->low)
             continue;
         for (size_t sct = e->b[i].s0; sct <= e->b[i].s1; sct++) {
-            if (at > e->minv[sct]) {
+            size_t lo = 0, hi = e->b[i].size;
+            if (at > e->minv[sct] && (e->gen == NULL || ex_win(e, i, sct, &lo, &hi))) {
                 if (at < e->min2[sct])
                     e->min2[sct] = at;
-                e->sum2[sct] += e->b[i].size;
+                e->sum2[sct] += hi - lo;
             }
         }
     }
     for (size_t sct = nd->slo; sct <= nd->shi; sct++) {
+        if (e->minv[sct] == SIZE_MAX)
+            continue; /* no listed buffer there */
         if (exceeds(e->minv[sct], e->rem[sct], e->limit) ||
             (e->sum2[sct] > 0 && exceeds(e->min2[sct], e->sum2[sct], e->limit)))
             return 0;
@@ -674,6 +742,20 @@ static int step_dfs(ex *e, ex_frame *fr, int *r, ex_frame *child)
     return ACT_RETURN;
 }
 
+/* Whether buffers x and y are interchangeable: the same sections, size and alignment, and
+ * with gaps the same windows (the conflicts are decided by the windows at the sections). */
+static int ex_twins(const ex *e, uint32_t x, uint32_t y)
+{
+    const ex_buf *a = &e->b[x], *b = &e->b[y];
+    if (a->s0 != b->s0 || a->s1 != b->s1 || a->size != b->size || a->align != b->align)
+        return 0;
+    if (e->gen == NULL)
+        return 1;
+    const size_t n = a->s1 - a->s0 + 1;
+    return memcmp(e->wlo + e->wstart[x], e->wlo + e->wstart[y], n * sizeof *e->wlo) == 0 &&
+           memcmp(e->whi + e->wstart[x], e->whi + e->wstart[y], n * sizeof *e->whi) == 0;
+}
+
 static int step_try(ex *e, ex_frame *fr, int *r, ex_frame *child)
 {
     if (fr->pc == 1) { /* back from the child of candidate k */
@@ -701,8 +783,7 @@ static int step_try(ex *e, ex_frame *fr, int *r, ex_frame *child)
          * to the same subtree with one more ban: skip it, banned like the others. */
         int twin = 0;
         for (size_t j = 0; j < fr->k && !twin; j++) {
-            const ex_buf *a = &e->b[e->cand[fr->cbase + j]], *b = &e->b[c];
-            twin = a->s0 == b->s0 && a->s1 == b->s1 && a->size == b->size;
+            twin = ex_twins(e, e->cand[fr->cbase + j], c);
         }
         fr->twin = twin;
         if (!twin && place(e, c, fr->Y)) {
@@ -809,6 +890,20 @@ static size_t section_index(const size_t *sec, size_t n, size_t x) /* last sec <
     return lo - 1;
 }
 
+/* Whether tensor i takes part in the search: a non-zero size and, with gaps, a window at
+ * some node (one without is at offset 0 and conflicts with nothing). */
+static int ex_takes(const tp_general *g, const tp_tensor_lifetime *t, size_t i)
+{
+    if (t[i].size == 0)
+        return 0;
+    if (g == NULL)
+        return 1;
+    for (size_t k = g->seg_start[i]; k < g->seg_start[i + 1]; k++)
+        if (g->segs[k].active)
+            return 1;
+    return 0;
+}
+
 static void ex_free(ex *e)
 {
     free(e->b);
@@ -837,12 +932,16 @@ static void ex_free(ex *e)
     free(e->at);
     free(e->min2);
     free(e->sum2);
-
+    free(e->wstart);
+    free(e->wlo);
+    free(e->whi);
+    free(e->ov_up);
+    free(e->ov_dn);
     free(e->sol);
 }
 
 /* What a setup step ran into. */
-enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE };
+enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE, SETUP_UNSUPPORTED };
 
 static void ex_init(ex *e, const tp_exact_params *params)
 {
@@ -862,6 +961,8 @@ static void ex_init(ex *e, const tp_exact_params *params)
     e->nodes_before = params->nodes_before;
     e->rep_arena = SIZE_MAX;
     e->repair_runs = params->repair_runs;
+    if (params->general != NULL && params->general->has_gaps)
+        e->gen = params->general;
     if (params->aspire && params->minimise && params->lower_bound < params->limit)
         e->aspire = params->lower_bound;
 }
@@ -898,7 +999,7 @@ static int ex_build_buffers(ex *e, const tp_tensor_lifetime *tensors, size_t cou
         e->best_pos == NULL || e->placed == NULL || e->ov_start == NULL)
         return SETUP_NOMEM;
     for (size_t i = 0, k = 0; i < count; i++) {
-        if (tensors[i].size == 0)
+        if (!ex_takes(e->gen, tensors, i))
             continue;
         sec[k] = tensors[i].first_use;
         e->b[k].size = tensors[i].size;
@@ -956,6 +1057,141 @@ static int ex_build_sections(ex *e)
     return SETUP_OK;
 }
 
+/* With gaps, sections are the distinct first nodes of the windows (of the buffers taken): two
+ * windows' node ranges intersect exactly when the later first node lies in both. Returns the
+ * number of them in *n, sorted and distinct, in a fresh array (NULL: out of memory). */
+static size_t *ex_window_starts(const ex *e, size_t *n)
+{
+    const tp_general *g = e->gen;
+    size_t total = 0;
+    for (size_t k = 0; k < e->m; k++)
+        for (size_t q = g->seg_start[e->b[k].id]; q < g->seg_start[e->b[k].id + 1]; q++)
+            total += g->segs[q].active;
+    size_t *pts = malloc((total ? total : 1) * sizeof *pts);
+    if (pts == NULL)
+        return NULL;
+    total = 0;
+    for (size_t k = 0; k < e->m; k++)
+        for (size_t q = g->seg_start[e->b[k].id]; q < g->seg_start[e->b[k].id + 1]; q++)
+            if (g->segs[q].active)
+                pts[total++] = g->segs[q].t0;
+    qsort(pts, total, sizeof *pts, by_first);
+    size_t d = 0;
+    for (size_t k = 0; k < total; k++)
+        if (d == 0 || pts[d - 1] != pts[k])
+            pts[d++] = pts[k];
+    *n = d;
+    return pts;
+}
+
+/* With gaps: the sections (ex_window_starts), each buffer's span s0..s1 (from its first
+ * window to its last) and its window at each of them. Replaces ex_build_buffers' sections. */
+static int ex_build_windows(ex *e)
+{
+    const tp_general *g = e->gen;
+    size_t n_sec = 0, total = 0;
+    size_t *pts = ex_window_starts(e, &n_sec);
+    e->wstart = malloc((e->m + 1) * sizeof *e->wstart);
+    if (pts == NULL || e->wstart == NULL) {
+        free(pts);
+        return SETUP_NOMEM;
+    }
+    e->n_sec = n_sec;
+    for (size_t k = 0; k < e->m; k++) {
+        size_t s0 = SIZE_MAX, s1 = 0;
+        for (size_t q = g->seg_start[e->b[k].id]; q < g->seg_start[e->b[k].id + 1]; q++) {
+            if (!g->segs[q].active)
+                continue;
+            s0 = s0 == SIZE_MAX ? section_index(pts, n_sec, g->segs[q].t0) : s0;
+            s1 = section_index(pts, n_sec, g->segs[q].t1);
+        }
+        e->b[k].s0 = s0;
+        e->b[k].s1 = s1;
+        e->wstart[k] = total;
+        total += s1 - s0 + 1;
+        if (total > EX_MAX_OVERLAPS) {
+            free(pts);
+            return SETUP_TOO_LARGE;
+        }
+    }
+    e->wlo = malloc((total ? total : 1) * sizeof *e->wlo);
+    e->whi = malloc((total ? total : 1) * sizeof *e->whi);
+    if (e->wlo == NULL || e->whi == NULL) {
+        free(pts);
+        return SETUP_NOMEM;
+    }
+    for (size_t k = 0; k < total; k++) {
+        e->wlo[k] = 1; /* none */
+        e->whi[k] = 0;
+    }
+    for (size_t k = 0; k < e->m; k++)
+        for (size_t q = g->seg_start[e->b[k].id]; q < g->seg_start[e->b[k].id + 1]; q++) {
+            const tp_seg *sg = &g->segs[q];
+            if (!sg->active)
+                continue;
+            const size_t sa = section_index(pts, n_sec, sg->t0);
+            const size_t sb = section_index(pts, n_sec, sg->t1);
+            for (size_t sct = sa; sct <= sb; sct++) {
+                e->wlo[e->wstart[k] + sct - e->b[k].s0] = sg->lo;
+                e->whi[e->wstart[k] + sct - e->b[k].s0] = sg->hi;
+            }
+        }
+    free(pts);
+    return SETUP_OK;
+}
+
+/* With gaps, the conflict of buffers i and j (i != j): 0 none (no section where both have a
+ * window, or A <= 0 and B <= 0: either alternative holds at any offsets), 1 a conflict with
+ * A > 0 and B > 0 (*up = A, *dn = B), -1 exactly one of them > 0 (not searched). */
+static int ex_gap_pair(const ex *e, size_t i, size_t j, size_t *up, size_t *dn)
+{
+    if (e->b[i].s0 > e->b[j].s1 || e->b[j].s0 > e->b[i].s1)
+        return 0;
+    if (!tp_general_reach(e->gen, e->b[i].id, e->b[j].id, up, dn) || (*up == 0 && *dn == 0))
+        return 0;
+    return *up > 0 && *dn > 0 ? 1 : -1;
+}
+
+/* Overlap lists with gaps: the pairs in conflict, with A and B (ov_up, ov_dn). A pair with
+ * exactly one of them > 0 ends the setup: SETUP_UNSUPPORTED. */
+static int ex_build_overlaps_gaps(ex *e)
+{
+    const size_t m = e->m;
+    size_t total = 0, up = 0, dn = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++) {
+            const int c = i != j ? ex_gap_pair(e, i, j, &up, &dn) : 0;
+            if (c < 0)
+                return SETUP_UNSUPPORTED;
+            e->ov_start[i + 1] += (size_t)c;
+        }
+    }
+    for (size_t i = 0; i < m; i++) {
+        total += e->ov_start[i + 1];
+        e->ov_start[i + 1] = total;
+    }
+    if (total > EX_MAX_OVERLAPS)
+        return SETUP_TOO_LARGE;
+    e->ov = malloc((total ? total : 1) * sizeof *e->ov);
+    e->ov_up = malloc((total ? total : 1) * sizeof *e->ov_up);
+    e->ov_dn = malloc((total ? total : 1) * sizeof *e->ov_dn);
+    if (e->ov == NULL || e->ov_up == NULL || e->ov_dn == NULL)
+        return SETUP_NOMEM;
+    for (size_t i = 0, k = 0; i < m; i++) {
+        if (setup_past_deadline(e, i))
+            return SETUP_TIMED_OUT;
+        for (size_t j = 0; j < m; j++)
+            if (i != j && ex_gap_pair(e, i, j, &up, &dn) > 0) {
+                e->ov[k] = (uint32_t)j;
+                e->ov_up[k] = up;
+                e->ov_dn[k++] = dn;
+            }
+    }
+    return SETUP_OK;
+}
+
 /* Overlap lists: buffers sharing a section. Building them is quadratic (a tenth of a second
  * at the 4,096-buffer maximum), so the time limit is checked here too. */
 static int ex_build_overlaps(ex *e)
@@ -999,12 +1235,17 @@ static int ex_fill_sections(ex *e, int *feasible)
         if (e->b[k].size > e->limit)
             *feasible = 0;
         for (size_t s = e->b[k].s0; s <= e->b[k].s1; s++) {
-            if (e->b[k].size > SIZE_MAX - e->rem[s])
+            size_t lo = 0, hi = e->b[k].size;
+            if (e->gen != NULL && !ex_win(e, (uint32_t)k, s, &lo, &hi))
+                continue;
+            if (hi - lo > SIZE_MAX - e->rem[s])
                 *feasible = 0;
             else
-                e->rem[s] += e->b[k].size;
+                e->rem[s] += hi - lo;
         }
     }
+    if (e->fixed_top > e->limit)
+        *feasible = 0;
     for (size_t s = 0; s < e->n_sec && *feasible; s++)
         if (e->rem[s] > e->limit)
             *feasible = 0;
@@ -1041,7 +1282,7 @@ static void ex_start_run(ex *e, unsigned long long run)
  * Returns whether the search is complete (not minimising, or nothing can be lower). */
 static int ex_keep_plan(ex *e)
 {
-    size_t arena = 0;
+    size_t arena = e->fixed_top;
     for (size_t k = 0; k < e->m; k++)
         if (e->sol[k] + e->b[k].size > arena)
             arena = e->sol[k] + e->b[k].size;
@@ -1051,6 +1292,8 @@ static int ex_keep_plan(ex *e)
     if (!e->minimise || arena == 0 || arena - 1 < e->lower_bound)
         return 1;
     e->limit = arena - 1;
+    if (e->fixed_top > e->limit)
+        return 1;
     for (size_t sct = 0; sct < e->n_sec; sct++)
         if (e->rem[sct] > e->limit)
             return 1;
@@ -1138,10 +1381,12 @@ static int ex_run(ex *e, const tp_tensor_lifetime *tensors, size_t count, size_t
     size_t *sec = malloc(m * sizeof *sec);
     int st = ex_build_buffers(e, tensors, count, m, sec);
     free(sec);
+    if (st == SETUP_OK && e->gen != NULL)
+        st = ex_build_windows(e);
     if (st == SETUP_OK)
         st = ex_build_sections(e);
     if (st == SETUP_OK)
-        st = ex_build_overlaps(e);
+        st = e->gen != NULL ? ex_build_overlaps_gaps(e) : ex_build_overlaps(e);
     int feasible = 0;
     if (st == SETUP_OK)
         st = ex_fill_sections(e, &feasible);
@@ -1209,6 +1454,24 @@ static size_t first_fit(size_t (*iv)[2], size_t n, size_t size, size_t align)
     return y > SIZE_MAX - size ? SIZE_MAX : y;
 }
 
+/* With gaps: the lowest offset (a multiple of align) in none of the forbidden ranges
+ * iv[0..n) = [lo, hi) (sorted here); SIZE_MAX when it, or it + size, would overflow. */
+static size_t first_allowed(size_t (*iv)[2], size_t n, size_t size, size_t align)
+{
+    qsort(iv, n, sizeof *iv, by_pos_start);
+    size_t cur = 0;
+    for (size_t k = 0; k < n; k++) {
+        const size_t y = round_up(cur, align);
+        if (y == SIZE_MAX)
+            return SIZE_MAX;
+        if (y < iv[k][0])
+            break;
+        cur = iv[k][1] > cur ? iv[k][1] : cur;
+    }
+    const size_t y = round_up(cur, align);
+    return y == SIZE_MAX || y > SIZE_MAX - size ? SIZE_MAX : y;
+}
+
 /* Scratch of the repairs. */
 typedef struct repair_scratch {
     repair_item *rest;
@@ -1240,11 +1503,16 @@ static size_t ex_repair(ex *e, repair_scratch *rs, int snap, int order)
         const uint32_t c = rs->rest[r].i;
         size_t n = 0;
         for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++)
-            if (rs->have[e->ov[k]]) {
+            if (rs->have[e->ov[k]] && e->gen == NULL) {
                 rs->iv[n][0] = rs->pos[e->ov[k]];
                 rs->iv[n++][1] = rs->pos[e->ov[k]] + e->b[e->ov[k]].size;
+            } else if (rs->have[e->ov[k]]) { /* the offsets of c it forbids */
+                const size_t o = rs->pos[e->ov[k]];
+                rs->iv[n][0] = o + 1 > e->ov_up[k] ? o + 1 - e->ov_up[k] : 0;
+                rs->iv[n++][1] = sat_add(o, e->ov_dn[k]);
             }
-        rs->pos[c] = first_fit(rs->iv, n, e->b[c].size, e->b[c].align);
+        rs->pos[c] = e->gen != NULL ? first_allowed(rs->iv, n, e->b[c].size, e->b[c].align)
+                                    : first_fit(rs->iv, n, e->b[c].size, e->b[c].align);
         if (rs->pos[c] == SIZE_MAX)
             return SIZE_MAX;
         rs->have[c] = 1;
@@ -1288,13 +1556,20 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           tp_exact_result *result)
 {
     memset(result, 0, sizeof *result);
-    size_t m = 0;
-    for (size_t i = 0; i < count; i++)
-        m += tensors[i].size > 0;
+    const tp_general *gen =
+        params->general != NULL && params->general->has_gaps ? params->general : NULL;
+    size_t m = 0, fixed_top = 0;
+    for (size_t i = 0; i < count; i++) {
+        const int takes = ex_takes(gen, tensors, i);
+        m += takes;
+        if (!takes && tensors[i].size > fixed_top)
+            fixed_top = tensors[i].size;
+    }
     if (m == 0) {
         for (size_t i = 0; i < count; i++)
             offsets[i] = 0;
-        result->found = 1;
+        result->found = fixed_top <= params->limit;
+        result->arena = fixed_top;
         result->complete = 1;
         return TP_OK;
     }
@@ -1304,14 +1579,17 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     }
     ex e;
     ex_init(&e, params);
+    e.fixed_top = fixed_top;
     int complete = 0;
     const int st = ex_run(&e, tensors, count, m, &complete);
     if (st != SETUP_OK) {
         ex_free(&e);
         if (st == SETUP_NOMEM)
             return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
-        /* timed out during the setup, or too many overlaps: nothing explored, nothing found */
+        /* timed out during the setup, too many overlaps or gaps it does not take: nothing
+         * explored, nothing found */
         result->timed_out = st == SETUP_TIMED_OUT;
+        result->unsupported = st == SETUP_UNSUPPORTED;
         return TP_OK;
     }
     result->found = e.found;

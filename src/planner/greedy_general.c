@@ -159,6 +159,16 @@ static int pair_reach(const tp_general *g, size_t i, size_t j, tp_i128 *a, tp_i1
     return any;
 }
 
+int tp_general_reach(const tp_general *g, size_t i, size_t j, size_t *a, size_t *b)
+{
+    tp_i128 ra = 0, rb = 0;
+    if (!pair_reach(g, i, j, &ra, &rb))
+        return 0;
+    *a = ra > 0 ? (size_t)ra : 0; /* at most the size of i: hi <= size, lo >= 0 */
+    *b = rb > 0 ? (size_t)rb : 0;
+    return 1;
+}
+
 int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,
                           size_t j, size_t oj)
 {

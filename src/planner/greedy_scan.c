@@ -107,7 +107,7 @@ typedef struct scan {
      * and waiting for the helpers (see note_wait). */
     double own_s, wait_s;
     unsigned window;
-    int fold; /* scan_fold after this query */
+    size_t share_from; /* the helpers take their parts from this many tensors placed */
 } scan;
 
 static void clear_slots(chunk *c, uint32_t from, uint32_t to)
@@ -412,12 +412,18 @@ static void worker_turn(scan *s, worker *w)
 }
 
 /* Waiting for another thread. A query takes microseconds, so a waiting thread first spins
- * (with the processor's pause hint); if the wait lasts (the processors are shared with other
- * work, or there are more threads than processors), it sleeps on a condition variable, and
- * whoever changes go, done or quit wakes the sleepers. The sleeper counts itself before its
- * last look at the counters and the waker looks at the count after changing them (both
- * sequentially consistent), so a wake-up cannot be missed. */
-#define SPINS 256
+ * (with the processor's pause hint) for at most SPIN_S seconds, which covers the time between
+ * two queries and a helper finishing its part on a processor of its own; if the wait lasts
+ * longer (the processors are shared with other work, or there are more threads than
+ * processors), it sleeps on a condition variable, and whoever changes go, done or quit wakes
+ * the sleepers. The sleeper counts itself before its last look at the counters and the waker
+ * looks at the count after changing them (both sequentially consistent), so a wake-up cannot
+ * be missed. A spin counted in pauses instead (256 of them, a few microseconds) ended before
+ * the next query came, so every query paid for waking a sleeper and two threads were slower
+ * than one. */
+#define SPIN_S 20e-6
+#define SHARE_FROM 8192 /* tensors placed before the helpers first take their parts */
+#define SPINS_PER_LOOK 64
 
 static void wake_sleepers(scan *s)
 {
@@ -431,23 +437,27 @@ static void wake_sleepers(scan *s)
 /* Until *counter != value (want_change) or == value (!want_change), or quit. */
 static void wait_for(scan *s, _Atomic unsigned *counter, unsigned value, int want_change)
 {
+    double until = 0;
     for (unsigned spins = 0;; spins++) {
         if ((atomic_load(counter) != value) == want_change || atomic_load(&s->quit))
             return;
-        if (spins < SPINS) {
-#if X86_KERNELS
-            __builtin_ia32_pause();
-#endif
-            continue;
+        if (spins % SPINS_PER_LOOK == 0) {
+            const double now = tp_clock_seconds();
+            if (spins == 0)
+                until = now + SPIN_S;
+            else if (now > until)
+                break;
         }
-        pthread_mutex_lock(&s->lock);
-        atomic_fetch_add(&s->sleepers, 1);
-        while ((atomic_load(counter) != value) != want_change && !atomic_load(&s->quit))
-            pthread_cond_wait(&s->wake, &s->lock);
-        atomic_fetch_sub(&s->sleepers, 1);
-        pthread_mutex_unlock(&s->lock);
-        return;
+#if X86_KERNELS
+        __builtin_ia32_pause();
+#endif
     }
+    pthread_mutex_lock(&s->lock);
+    atomic_fetch_add(&s->sleepers, 1);
+    while ((atomic_load(counter) != value) != want_change && !atomic_load(&s->quit))
+        pthread_cond_wait(&s->wake, &s->lock);
+    atomic_fetch_sub(&s->sleepers, 1);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Helper threads: wait for a query, take their turn, report. */
@@ -611,6 +621,7 @@ static void scan_init(scan *s, unsigned threads, tp_scan_kernel kernel, size_t n
     s->threads = threads == 0 ? tp_scan_default_threads(n_order) : threads;
     if (s->threads > MAX_THREADS)
         s->threads = MAX_THREADS;
+    s->share_from = SHARE_FROM;
     s->level = tp_scan_level();
     if (kernel == TP_SCAN_GENERIC)
         s->level = 0;
@@ -654,51 +665,23 @@ static void scan_finish(scan *s)
     pthread_cond_destroy(&s->wake);
 }
 
-/* Moves every helper's chunks to the calling thread, which then scans alone, and lets the
- * helpers end. Between queries only (every helper waits, nothing is pending). The chunks stay
- * in address order, so the plan is the same. Returns 0 (nothing changed) when the list of
- * chunks cannot grow. */
-static int scan_fold(scan *s)
-{
-    worker *w0 = &s->w[0];
-    size_t total = w0->n;
-    for (unsigned t = 1; t < s->threads; t++)
-        total += s->w[t].n;
-    if (TP_GROW(&w0->chunks, &w0->cap, total + 1) != TP_OK)
-        return 0;
-    for (unsigned t = 1; t < s->threads; t++) {
-        worker *w = &s->w[t];
-        if (w->n > 0)
-            memcpy(w0->chunks + w0->n, w->chunks, w->n * sizeof *w->chunks);
-        w0->n += w->n;
-        w0->tensors += w->tensors;
-        w->n = 0;
-        w->tensors = 0;
-        w->b_max = 0;
-    }
-    worker_bound(w0);
-    s->threads = 1;
-    atomic_store(&s->quit, 1);
-    pthread_mutex_lock(&s->lock);
-    pthread_cond_broadcast(&s->wake);
-    pthread_mutex_unlock(&s->lock);
-    return 1;
-}
-
 /* Helpers that run beside the calling thread finish about when it finishes its own part. If
- * over a window of queries it waits for them longer than it works (they are not scheduled:
- * the processors are busy with other work, or the process has fewer of them than threads),
- * sharing costs more than it gives, and the calling thread takes every part. */
-#define FOLD_WINDOW 128
+ * over a window of queries it waits for them longer than it works (the parts are still small,
+ * or the helpers are not scheduled: the processors are busy with other work, or the process
+ * has fewer of them than threads), sharing costs more than it gives: the calling thread takes
+ * every part again, the helpers sleep, and sharing is tried again only when twice as many
+ * tensors are placed. Pinned to one processor, that is a window of queries at every doubling
+ * of the placed tensors. Which thread scans a part never changes the plan. */
+#define FOLD_WINDOW 64
 
-static void note_wait(scan *s, double t0, double t1, double t2)
+static void note_wait(scan *s, double t0, double t1, double t2, size_t placed)
 {
     s->own_s += t1 - t0;
     s->wait_s += t2 - t1;
     if (++s->window < FOLD_WINDOW)
         return;
     if (s->wait_s > s->own_s)
-        s->fold = 1;
+        s->share_from = 2 * (placed > s->share_from ? placed : s->share_from);
     s->window = 0;
     s->own_s = s->wait_s = 0;
 }
@@ -713,17 +696,27 @@ static inline int scan_query(scan *s, uint32_t *from)
         s->w[t].in_bound = bound;
         bound = s->w[t].b_max > bound ? s->w[t].b_max : bound;
     }
-    const double t0 = s->threads > 1 ? tp_clock_seconds() : 0;
-    if (s->threads > 1) {
+    size_t placed = 0;
+    for (unsigned t = 0; t < s->threads; t++)
+        placed += s->w[t].tensors;
+    /* Few tensors placed: the query is shorter than handing it on, so the calling thread
+     * takes every part (the helpers wait, asleep after their spin), and the time it takes
+     * says nothing about sharing (see note_wait). */
+    const int share = s->threads > 1 && placed >= s->share_from;
+    if (!share)
+        for (unsigned t = 1; t < s->threads; t++)
+            worker_turn(s, &s->w[t]);
+    const double t0 = share ? tp_clock_seconds() : 0;
+    if (share) {
         atomic_store(&s->done, 0);
         atomic_fetch_add(&s->go, 1);
         wake_sleepers(s);
     }
     worker_turn(s, &s->w[0]);
-    if (s->threads > 1) {
+    if (share) {
         const double t1 = tp_clock_seconds();
         wait_for(s, &s->done, s->threads - 1, 0);
-        note_wait(s, t0, t1, tp_clock_seconds());
+        note_wait(s, t0, t1, tp_clock_seconds(), placed);
     }
     for (unsigned t = 0; t < s->threads; t++)
         if (s->w[t].failed)
@@ -731,10 +724,6 @@ static inline int scan_query(scan *s, uint32_t *from)
     uint32_t gap, start;
     const uint32_t end = settle(s, &gap, &start);
     *from = start != UINT32_MAX ? start : end;
-    if (s->fold) {
-        s->fold = 0;
-        (void)scan_fold(s); /* if the list cannot grow, the helpers go on */
-    }
     return 1;
 }
 

@@ -263,6 +263,9 @@ typedef struct tp_exact_params {
     /* minimising: 1 = every other restart run decides at lower_bound (docs/exact-solver.md,
      * "Aspiration") */
     int aspire;
+    /* NULL, or the call's gaps (has_gaps set): the search takes windows (docs/exact-solver.md,
+     * "Gaps"); alignments then still come from the fields above */
+    const struct tp_general *general;
 } tp_exact_params;
 
 typedef struct tp_exact_result {
@@ -277,6 +280,8 @@ typedef struct tp_exact_result {
     int repaired;
     size_t proven_lower;        /* > 0: no plan has an arena below it (an aspiration run
                                    completed without a plan)                             */
+    int unsupported;            /* gaps the search does not take (a pair with exactly one of
+                                   A, B > 0): nothing explored                          */
 } tp_exact_result;
 
 /* offsets[count] receives the best plan found, or the repaired one (untouched when
@@ -379,6 +384,11 @@ tp_status tp_general_peak(const tp_tensor_lifetime *t, const tp_general *g, size
 tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, const size_t *order,
                            size_t n_order, tp_gap_rule rule, const tp_greedy_ticker *ticker,
                            size_t *offsets, size_t *arena);
+
+/* The conflict of tensors i and j (non-zero sizes) under g: 0 when no node has both windows
+ * present; else 1, with *a = max(A, 0) and *b = max(B, 0), A and B as in docs/planner.md
+ * (j above i needs oj >= oi + A, i above j needs oi >= oj + B). */
+int tp_general_reach(const tp_general *g, size_t i, size_t j, size_t *a, size_t *b);
 
 /* Whether tensors i and j (non-zero sizes) may sit at offsets oi and oj under g. */
 int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,
