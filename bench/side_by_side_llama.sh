@@ -1,8 +1,9 @@
 #!/bin/sh
 # tensorplan and llama.cpp side by side on the same GGUF files (BENCHMARKS.md, "Side by side
 # with llama.cpp"). llama.cpp is not part of this project: build it by hand from its public
-# source and point TP_LLAMA_CPP_BIN at the folder holding llama-bench, llama-quantize,
-# llama-cli and llama-tokenize. Without it this script says so and exits 0.
+# source and point TP_LLAMA_CPP_BIN at the folder holding llama-bench, llama-quantize (needed
+# only to make files TP_BENCH_MODELS lacks), llama-cli and llama-tokenize. Without it this
+# script says so and exits 0.
 #
 #   TP_LLAMA_CPP_BIN=DIR sh bench/side_by_side_llama.sh [BUILD] [WHICH]
 #
@@ -12,6 +13,10 @@
 # n_ctx 4096), or "all" (default: speed and memory). TP_BENCH_MODELS (default BUILD/bench-models) keeps the
 # generated files between runs; TP_BENCH_FILES (default: every file below) names a subset,
 # e.g. "qwen05-q4_0 qwen05-q4_k_m"; TP_BENCH_REPS (default 2) is the repetitions of each run.
+# TP_BENCH_TP_ARGS (default none) are extra arguments of every tensorplan run, e.g.
+# "--kernels avx2" to time the AVX2 form on a processor with AVX-512 (against a llama.cpp
+# built without AVX-512); the processor line names the kernel form that ran.
+# TP_BENCH_THREADS (default "1 2") are the thread counts of "speed" and "decode".
 #
 # The files: the Qwen2.5-0.5B shape written by `tensorplan write-model` in f32 (random
 # weights, seed 1) and quantized from it by llama-quantize to F16, Q8_0, Q4_0 and Q4_K_M; the
@@ -25,12 +30,14 @@ WHICH=${2:-all}
 TP="$B/tensorplan"
 [ -x "$TP" ] || { echo "side_by_side_llama: no $TP (build first)" >&2; exit 1; }
 L=${TP_LLAMA_CPP_BIN:-}
-if [ -z "$L" ] || [ ! -x "$L/llama-bench" ] || [ ! -x "$L/llama-quantize" ]; then
-  echo "side_by_side_llama: skipped (set TP_LLAMA_CPP_BIN to a folder with llama-bench and llama-quantize)"
+if [ -z "$L" ] || [ ! -x "$L/llama-bench" ]; then
+  echo "side_by_side_llama: skipped (set TP_LLAMA_CPP_BIN to a folder with llama-bench, and llama-quantize unless TP_BENCH_MODELS holds the files)"
   exit 0
 fi
 M=${TP_BENCH_MODELS:-$B/bench-models}
 REPS=${TP_BENCH_REPS:-2}
+TP_ARGS=${TP_BENCH_TP_ARGS:-}
+THREADS=${TP_BENCH_THREADS:-"1 2"}
 FILES=${TP_BENCH_FILES:-"qwen05-f32 qwen05-f16 qwen05-q8_0 qwen05-q4_0 qwen05-q4_k_m llama1b-q4_k_m llama1b-q6_k"}
 mkdir -p "$M"
 
@@ -38,6 +45,9 @@ mkdir -p "$M"
 # (sh has no local variables: the output path is always spelt "$M/$1.gguf".)
 make_file() {
   [ -s "$M/$1.gguf" ] && return 0
+  case $1 in *-f32 | llama1b-f16) ;; *)
+    [ -x "$L/llama-quantize" ] || { echo "side_by_side_llama: no $L/llama-quantize to make $M/$1.gguf" >&2; exit 1; } ;;
+  esac
   case $1 in
     qwen05-f32) "$TP" write-model qwen2.5-0.5b --type f32 -o "$M/$1.gguf" ;;
     llama1b-f16) "$TP" write-model llama-3.2-1b --type f16 -o "$M/$1.gguf" ;;
@@ -71,7 +81,7 @@ tp_tps() {
   while [ "$r" -lt "$REPS" ]; do
     if [ "$4" -eq 0 ]; then new=1; key=prefill; else new=$(($4 + 1)); key=decode; fi
     v=$("$TP" run "$1" --prompt-tokens "$(ids "$3")" --max-new "$new" --n-ctx 4096 \
-          --threads "$2" 2>&1 >/dev/null | sed -n "s/^$key: .*(\([0-9.]*\) tokens\/s)/\1/p")
+          --threads "$2" $TP_ARGS 2>&1 >/dev/null | sed -n "s/^$key: .*(\([0-9.]*\) tokens\/s)/\1/p")
     best=$(awk -v a="$best" -v b="${v:-0}" 'BEGIN { print (b > a ? b : a) }')
     r=$((r + 1))
   done
@@ -83,7 +93,7 @@ speed() {
   echo "|---|---:|---|---:|---:|---:|"
   for name in $FILES; do
     make_file "$name"
-    for t in 1 2; do
+    for t in $THREADS; do
       for test in pp64 pp512 tg16; do
         case $test in pp*) pp=${test#pp}; tg=0 ;; tg*) pp=64; tg=${test#tg} ;; esac
         if [ "$tg" -eq 0 ]; then lt=$(llama_tps "$M/$name.gguf" "$t" "$pp" 0)
@@ -105,7 +115,7 @@ decode() {
   echo "|---|---:|---|---:|---:|---:|"
   for name in $FILES; do
     make_file "$name"
-    for t in 1 2; do
+    for t in $THREADS; do
       lb=0; tb=0; r=0
       while [ "$r" -lt "$rounds" ]; do
         lt=$(llama_tps "$M/$name.gguf" "$t" 0 16)
@@ -144,15 +154,31 @@ memory() {
     n=$(echo "$toks" | tr ',' '\n' | grep -c .)
     printf '%s' "$text" > "$M/prompt.txt"
     lk=$(peak_kb "$L/llama-cli" -m "$f" -c 4096 -n 1 -t 2 --temp 0 -no-cnv -f "$M/prompt.txt" -ctk f16 -ctv f16 --no-warmup)
-    tk=$(peak_kb "$TP" run "$f" --prompt-tokens "$toks" --max-new 1 --n-ctx 4096 $kv)
+    tk=$(peak_kb "$TP" run "$f" --prompt-tokens "$toks" --max-new 1 --n-ctx 4096 $kv $TP_ARGS)
     awk -v nm="$name" -v n="$n" -v a="$lk" -v b="$tk" \
       'BEGIN { printf "| %s | %d | %.1f | %.1f | %.2f |\n", nm, n, a / 1024, b / 1024, (a > 0 ? b / a : 0) }'
   done
 }
 
-echo "tensorplan $("$TP" --version 2>&1 | head -n 1); llama.cpp: $L"
+# the form tensorplan's kernels ran in: its summary line "..., N kernel threads, FORM kernels"
+tp_form() {
+  "$TP" run tiny --prompt-len 2 --max-new 1 $TP_ARGS 2>&1 |
+    sed -n 's/.* kernel threads, \([a-z0-9]*\) kernels.*/\1/p' | head -n 1
+}
+# what llama.cpp's CPU backend was built for: its system_info line, AVX entries only (a
+# one-token run of the first file; "?" without llama-cli)
+llama_isa() {
+  [ -x "$L/llama-cli" ] || { echo "?"; return 0; }
+  make_file "${FILES%% *}"
+  "$L/llama-cli" -m "$M/${FILES%% *}.gguf" -p hi -n 1 -t 1 -no-cnv --no-warmup </dev/null 2>&1 |
+    sed -n 's/^system_info: .*CPU : //p' | tr '|' '\n' | grep -E 'AVX|FMA|F16C' | tr -d ' ' |
+    tr '\n' ' ' | sed 's/ $//'
+}
+
+echo "tensorplan $("$TP" --version 2>&1 | head -n 1)${TP_ARGS:+ (arguments: $TP_ARGS)}; llama.cpp: $L"
 echo "processor: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores," \
-     "$(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo 'AVX2, no AVX-512')"
+     "$(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo 'AVX2, no AVX-512');" \
+     "tensorplan kernels: $(tp_form); llama.cpp CPU backend: $(llama_isa)"
 case $WHICH in
   speed) speed ;;
   decode) decode ;;

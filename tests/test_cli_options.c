@@ -86,6 +86,7 @@ static const opt options[] = {
     {"--n-ctx", NULL, "16", C_GRAPH | C_MODEL | C_RUN, 0},
     {"--kv-type", NULL, "f16", C_MODEL | C_RUN, 0},
     {"--ubatch", NULL, "4", C_MODEL | C_RUN, 0},
+    {"--kernels", NULL, "portable", C_RUN, 0},
     {"--no-fuse", NULL, NULL, C_GRAPH, 0},
     {"--queued-layers", NULL, "1", C_GRAPH | C_RUN, 0},
     {"--json", NULL, "/nonexistent/g2.json", C_GRAPH, 0},

@@ -24,6 +24,7 @@
 #include "support/ref_forward.h"
 #include "tensorplan/gguf.h"
 #include "tensorplan/gguf_model.h"
+#include "tensorplan/kernels.h"
 #include "tensorplan/test_model.h"
 #include "tensorplan/model.h"
 #include "tensorplan/quant.h"
@@ -669,6 +670,83 @@ static void test_kv_type_and_ubatch(void **state)
     expect_exit(args, 2, "--ubatch");
 }
 
+/* The prefill logits of a Q4_0 file by the reference (in double) on the file's own Q4_0 rows
+ * (its own dequantization of the block layout), into want (vocab doubles). */
+static void reference_of_file(const char *path, double *want)
+{
+    tp_gguf *g = NULL;
+    assert_int_equal(tp_gguf_open(path, &g), TP_OK);
+    tp_model_config c;
+    assert_int_equal(tp_gguf_model_config(g, &c), TP_OK);
+    tp_weights *w = NULL;
+    assert_int_equal(tp_gguf_model_weights(g, &c, &w), TP_OK);
+    ref_model *m = NULL;
+    assert_int_equal(ref_model_create(&c, w, 64, &m), 0);
+    int32_t tok[1];
+    double gap[1];
+    greedy(m, (size_t)c.vocab, 1, tok, gap, want);
+    ref_model_destroy(m);
+    tp_weights_destroy(w);
+    tp_gguf_close(g);
+}
+
+/* --kernels: every form this processor has gives, on the f32 files, the double reference's
+ * prefill logits as the default does (check_dump), and on a Q4_0 file the reference on the
+ * dequantized rows within the 16-bit activation rounding (relative L2 1e-3, as
+ * test_gguf_forward) and the default form's logits within f32 rounding (docs/quant.md
+ * section 5: the forms differ only in the order of f32 additions); the summary names the
+ * form. A form the processor lacks and an unknown name are refused with exit 2. */
+static void test_kernel_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int isa;
+    } forms[] = {{"portable", TP_ISA_PORTABLE}, {"avx2", TP_ISA_AVX2}, {"avx512", TP_ISA_AVX512}};
+    char q4[300], extra[128], args[512], want_line[64];
+    static char err[1 << 14];
+    path_in(q4, sizeof q4, "q4.gguf");
+    tp_model_config bc;
+    assert_int_equal(tp_model_config_builtin("tiny-llama", &bc), TP_OK);
+    tp_gguf_test_model how = {TP_TYPE_Q4_0, SEED, "llama", NULL};
+    assert_int_equal(tp_gguf_write_test_model(q4, &bc, &how), TP_OK);
+    const size_t vocab = (size_t)bc.vocab;
+    double *want = malloc(vocab * sizeof *want);
+    assert_non_null(want);
+    reference_of_file(q4, want);
+    float *def = dumped_logits(q4, PROMPT_TEXT, "--kv-type f32", vocab, err, sizeof err);
+    for (size_t k = 0; k < sizeof forms / sizeof *forms; k++) {
+        snprintf(extra, sizeof extra, "--kv-type f32 --kernels %s", forms[k].name);
+        if (!tp_kernels_isa_supported(forms[k].isa)) {
+            snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 %s", q4, extra);
+            expect_exit(args, 2, forms[k].name);
+            continue;
+        }
+        check_dump(qwen_path, "tiny-qwen2", extra, 0);
+        check_dump(llama_path, "tiny-llama", extra, 0);
+        float *got = dumped_logits(q4, PROMPT_TEXT, extra, vocab, err, sizeof err);
+        snprintf(want_line, sizeof want_line, "kernel threads, %s kernels", forms[k].name);
+        if (!strstr(err, want_line))
+            fail_msg("'%s' not in:\n%s", want_line, err);
+        double num = 0.0, den = 0.0, scale = 0.0, diff = 0.0;
+        for (size_t v = 0; v < vocab; v++) {
+            num += ((double)got[v] - want[v]) * ((double)got[v] - want[v]);
+            den += want[v] * want[v];
+            scale = fmax(scale, fabs(want[v]));
+            diff = fmax(diff, fabs((double)got[v] - (double)def[v]));
+        }
+        assert_true(den > 0.01 * (double)vocab);
+        if (!(sqrt(num / den) < 1e-3) || !(diff <= 1e-4 * scale + 1e-5))
+            fail_msg("%s on Q4_0: relative L2 %.3g to the reference, %.3g from the default "
+                     "(scale %.3g)", forms[k].name, sqrt(num / den), diff, scale);
+        free(got);
+    }
+    free(def);
+    free(want);
+    snprintf(args, sizeof args, "run '%s' --prompt-tokens 1 --kernels sse", q4);
+    expect_exit(args, 2, "--kernels: expected auto, avx512, avx2 or portable");
+}
+
 static void test_exit_codes(void **state)
 {
     (void)state;
@@ -739,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_non_finite_weights),
         cmocka_unit_test(test_text_prompt_and_sampling),
         cmocka_unit_test(test_kv_type_and_ubatch),
+        cmocka_unit_test(test_kernel_forms),
         cmocka_unit_test(test_exit_codes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

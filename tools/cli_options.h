@@ -180,6 +180,11 @@ typedef enum tp_cli_cmd {
     X(KV_TYPE, NULL, "--kv-type", NO_OLD, "T", AS_CHOICE("f32|f16|q8_0"), MODEL | RUN,            \
       "the type the KV cache is stored in: f32, f16 (default, as llama.cpp) or q8_0 (head_dim a "  \
       "multiple of 32); attention reads it as stored, activations stay f32")                      \
+    X(KERNELS, NULL, "--kernels", NO_OLD, "FORM", AS_CHOICE("auto|avx512|avx2|portable"), RUN,   \
+      "the instruction-set form of the mat-mul kernels: auto (default: the best this processor " \
+      "has), avx512 (AVX-512 F, BW, VL and VNNI), avx2 (AVX2, FMA and F16C) or portable (plain " \
+      "C); a form the processor lacks is refused. The forms differ only in the order of f32 "    \
+      "additions (docs/quant.md section 5)")                                                     \
     X(UBATCH, NULL, "--ubatch", NO_OLD, "U", AS_COUNT(1, 1u << 30), MODEL | RUN,                   \
       "a prompt longer than U tokens runs in chunks of U (default "                                \
       TP_CLI_STR(TP_DEFAULT_UBATCH) "), one cached graph per chunk size, so the planned "          \

@@ -20,6 +20,19 @@ void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o)
         tp_kernels_set_threads((int)a->opt[TP_OPT_THREADS].count);
 }
 
+int tp_cli_run_kernels(const tp_cli_args *a)
+{
+    /* the order of the choices of --kernels: auto|avx512|avx2|portable */
+    static const int forms[4] = {TP_ISA_COUNT, TP_ISA_AVX512, TP_ISA_AVX2, TP_ISA_PORTABLE};
+    int isa = tp_cli_given(a, TP_OPT_KERNELS) ? forms[a->opt[TP_OPT_KERNELS].choice]
+                                              : TP_ISA_COUNT;
+    if (tp_kernels_set_isa(isa) == TP_OK)
+        return 0;
+    tp_cli_error("--kernels %s: this processor (or this build) lacks the form",
+                 tp_kernels_isa_name(isa));
+    return -1;
+}
+
 void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o)
 {
     static const tp_dtype types[3] = {TP_DTYPE_F32, TP_DTYPE_F16, TP_DTYPE_Q8_0};

@@ -15,6 +15,10 @@
  * kernels' threads. */
 void tp_cli_run_options(const tp_cli_args *a, tp_session_options *o);
 
+/* --kernels: the kernels' instruction-set form (absent or auto: the best supported one).
+ * 0, or -1 after a one-line message when the processor or the build lacks the form. */
+int tp_cli_run_kernels(const tp_cli_args *a);
+
 /* --kv-type (default f16, as llama.cpp) and --ubatch (default TP_DEFAULT_UBATCH) into *o;
  * tp_cli_run_options reads them too. */
 void tp_cli_kv_options(const tp_cli_args *a, tp_session_options *o);

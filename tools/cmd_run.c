@@ -155,6 +155,8 @@ static int parse_args(int argc, char **argv, run_args *a)
     a->o = tp_session_options_default();
     tp_cli_run_options(&o, &a->o);
     a->o.queued_layers = (int)o.opt[TP_OPT_QUEUED_LAYERS].count;
+    if (tp_cli_run_kernels(&o) != 0)
+        return -1;
     return tp_cli_run_check_kv_type(&a->cfg, &a->o);
 }
 
@@ -194,8 +196,9 @@ static void print_report(const run_args *a, tp_session *s, const tp_weights *w,
 {
     const tp_model_config *cfg = &a->cfg;
     tp_session_stats st = tp_session_get_stats(s);
-    printf("model %s: random f32 weights (seed %llu, %.2f s to create), %d kernel threads\n",
-           cfg->name, (unsigned long long)a->seed, t_weights, tp_kernels_threads());
+    printf("model %s: random f32 weights (seed %llu, %.2f s to create), %d kernel threads, "
+           "%s kernels\n", cfg->name, (unsigned long long)a->seed, t_weights,
+           tp_kernels_threads(), tp_kernels_isa_name(tp_kernels_isa()));
     printf("prompt (%zu tokens):", n_prompt);
     for (size_t i = 0; i < n_prompt && i < 32; i++)
         printf(" %ld", (long)prompt[i]);

@@ -61,7 +61,7 @@ static int grun_options(int argc, char **argv, grun *r)
     r->o = tp_session_options_default();
     tp_cli_run_options(a, &r->o);
     tp_cli_run_environment(&r->o, &r->trace_s, &r->dump_s);
-    return 0;
+    return tp_cli_run_kernels(a);
 }
 
 /* The file: config, tokenizer, weight views; queued layers against the config. Returns a
@@ -180,8 +180,9 @@ static void grun_report(const grun *r, tp_session *s, const int32_t *out, size_t
     size_t by_type[TP_TYPE_ID_LIMIT] = {0}, total = 0;
     (void)tp_gguf_model_weight_bytes(r->g, by_type, &total);
     fprintf(stderr, "\nmodel %s (%s): %d layers, n_embd %d, %d heads (%d KV), vocab %d; "
-            "%d kernel threads\n", c->name, c->arch == TP_ARCH_LLAMA ? "llama" : "qwen2",
-            c->n_layer, c->n_embd, c->n_head, c->n_head_kv, c->vocab, tp_kernels_threads());
+            "%d kernel threads, %s kernels\n", c->name,
+            c->arch == TP_ARCH_LLAMA ? "llama" : "qwen2", c->n_layer, c->n_embd, c->n_head,
+            c->n_head_kv, c->vocab, tp_kernels_threads(), tp_kernels_isa_name(tp_kernels_isa()));
     fprintf(stderr, "weights: %zu bytes as stored (%.1f MB):", total, mb(total));
     for (uint32_t t = 0; t < TP_TYPE_ID_LIMIT; t++)
         if (by_type[t])

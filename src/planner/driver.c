@@ -64,6 +64,64 @@ static tp_status plan_bound(const tp_tensor_lifetime *tensors, size_t count,
     return st;
 }
 
+/* The time sweep's share of the time left when a time limit is set, and its node budget
+ * when none is (docs/exact-solver.md, "Tight problems: the time sweep"). */
+#define SWEEP_TIME_SHARE 0.4
+#define SWEEP_NODES (1ULL << 23)
+
+/* Tight problems (every node's load is the peak) first go through the time sweep at the
+ * peak: a plan there is optimal; an exhausted sweep proves the peak + 1. *done: nothing is
+ * left to search (a plan at the peak, or a decision at the peak proven infeasible). */
+static tp_status run_sweep(const tp_tensor_lifetime *tensors, size_t count,
+                           const tp_plan_options *o, double deadline, size_t peak,
+                           tp_plan_report *rep, size_t *best, size_t *offsets, size_t *trial,
+                           int *done)
+{
+    *done = 0;
+    tp_sweep_params sp = { peak, 0, 0 };
+    if (deadline > 0) {
+        const double now = tp_clock_seconds();
+        sp.deadline = now + (deadline > now ? (deadline - now) * SWEEP_TIME_SHARE : 0);
+    } else {
+        sp.node_limit = SWEEP_NODES;
+    }
+    tp_sweep_result sr;
+    tp_status st = tp_sweep_search(tensors, count, &sp, trial, &sr);
+    if (st != TP_OK || !sr.applies)
+        return st;
+    rep->nodes_explored += sr.nodes;
+    if (sr.found) {
+        if (count > 0)
+            memcpy(offsets, trial, count * sizeof *offsets);
+        *best = peak;
+        rep->method = sr.by_cuts ? "exact search, time sweep with cuts"
+                                 : "exact search, time sweep";
+        rep->strategy = TP_PLAN_EXACT;
+        rep->proven_optimal = 1;
+        *done = 1;
+    } else if (sr.repaired && sr.arena < *best) {
+        if (count > 0)
+            memcpy(offsets, trial, count * sizeof *offsets);
+        *best = sr.arena;
+        rep->method = "exact search, time sweep with cuts, parts repaired";
+        rep->strategy = TP_PLAN_EXACT;
+    }
+    if (!sr.found && sr.complete) {
+        if (peak + 1 > rep->lower_bound)
+            rep->lower_bound = peak + 1;
+        if (o->capacity > 0) {
+            rep->proven_infeasible = 1;
+            *done = 1;
+        }
+    }
+    if (deadline > 0 && tp_clock_seconds() >= deadline) {
+        rep->timed_out = 1;
+        *done = 1;
+    }
+    rep->arena_size = *best;
+    return TP_OK;
+}
+
 /* The exact search after the portfolio (docs/exact-solver.md): a decision at the capacity,
  * or probes and then a complete search that minimises the arena. */
 static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
@@ -102,13 +160,15 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
          * known to be too tight and the best plan so far; a probe that proves a limit
          * impossible also raises the lower bound. Then one complete search below the best
          * plan, to prove it optimal or improve it, until the time limit. */
-        size_t soft_lo = peak;
+        const size_t first_lo = rep->lower_bound; /* the peak, or more after the sweep */
+        size_t soft_lo = first_lo;
         while (soft_lo < *best) {
             if (deadline > 0 && tp_clock_seconds() >= deadline) {
                 rep->timed_out = 1;
                 break;
             }
-            const size_t limit = soft_lo == peak ? peak : soft_lo + (*best - 1 - soft_lo) / 2;
+            const size_t limit =
+                soft_lo == first_lo ? soft_lo : soft_lo + (*best - 1 - soft_lo) / 2;
             xp.repair_runs = 1; /* probes look for plans, not proofs */
             st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
                                   best, offsets, trial, &xr);
@@ -143,6 +203,33 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     rep->arena_size = *best;
     tp_plan_call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
     return TP_OK;
+}
+
+/* Whether no tensor has an alignment of its own above 1 (g from plan_bound). */
+static int unit_alignments(const tp_general *g, size_t count)
+{
+    for (size_t i = 0; g->align != NULL && i < count; i++)
+        if (g->align[i] > 1)
+            return 0;
+    return 1;
+}
+
+/* The exact search: the time sweep first when it applies (no alignment above 1, no gaps,
+ * and a decision only at the peak), then run_exact unless the sweep settled it. */
+static tp_status search_exact(const tp_tensor_lifetime *tensors, size_t count,
+                              const tp_plan_options *o, size_t align, const tp_general *g,
+                              double start, double deadline, size_t peak, tp_plan_report *rep,
+                              size_t *best, size_t *offsets, size_t *trial)
+{
+    int done = 0;
+    tp_status st = TP_OK;
+    if (align == 1 && !g->has_gaps && unit_alignments(g, count) &&
+        (o->capacity == 0 || peak == o->capacity))
+        st = run_sweep(tensors, count, o, deadline, peak, rep, best, offsets, trial, &done);
+    if (st == TP_OK && !done)
+        st = run_exact(tensors, count, o, align, g, start, deadline, peak, rep, best, offsets,
+                       trial);
+    return st;
 }
 
 /* The refusal when the time limit stopped the first greedy pass: nothing in the offsets. */
@@ -228,8 +315,8 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     if (o->strategy == TP_PLAN_EXACT && !rep.proven_optimal &&
         !rep.timed_out &&
         !(decision && best <= o->capacity) && !(decision && peak > o->capacity)) {
-        st = run_exact(tensors, count, o, align, &general, start, deadline, peak, &rep,
-                       &best, offsets, trial);
+        st = search_exact(tensors, count, o, align, &general, start, deadline, peak, &rep,
+                          &best, offsets, trial);
         if (st != TP_OK)
             goto out;
     }

@@ -291,6 +291,52 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           tp_exact_result *result);
 
 
+/* The time sweep for tight problems (exact_sweep.c, docs/exact-solver.md "Tight problems:
+ * the time sweep"). *tight receives whether every node from the first first use to the last
+ * last use of the tensors of non-zero size has exactly `limit` live bytes (0 when there are
+ * none, for limit 0, or when a last use is SIZE_MAX). O(n log n). */
+tp_status tp_sweep_tight(const tp_tensor_lifetime *tensors, size_t count, size_t limit,
+                         int *tight);
+
+typedef struct tp_sweep_params {
+    size_t limit;                  /* the arena, exactly: the problem must be tight at it   */
+    double deadline;               /* CLOCK_MONOTONIC seconds; 0 = none                     */
+    unsigned long long node_limit; /* 0 = none; a deterministic budget                      */
+} tp_sweep_params;
+
+typedef struct tp_sweep_result {
+    int applies;   /* the tensors are tight at the limit (otherwise nothing else is set)    */
+    int found;     /* offsets hold a plan within the limit                                  */
+    int complete;  /* a plan was found or the search space exhausted: without a plan, no
+                      plan within the limit exists                                          */
+    int timed_out; /* the deadline or node_limit ended it                                   */
+    int by_cuts;   /* the plan came from tp_sweep_cuts                                      */
+    /* no plan within the limit, but offsets hold one of this arena: the parts of the cuts
+     * that found no plan placed lowest first (nothing proven) */
+    int repaired;
+    size_t arena;
+    unsigned long long nodes;
+} tp_sweep_result;
+
+/* A plan of arena limit for tensors tight at limit, or a proof that none exists: first
+ * tp_sweep_cuts, then, when it finds no plan, tp_sweep_core on the whole problem under the
+ * budget left. offsets (count) hold a plan only when one is found (zero-size tensors at 0).
+ * Lifetimes checked, no alignment (every offset is a sum of sizes). */
+tp_status tp_sweep_search(const tp_tensor_lifetime *tensors, size_t count,
+                          const tp_sweep_params *params, size_t *offsets,
+                          tp_sweep_result *result);
+/* The time sweep alone (exact_sweep.c): complete. */
+tp_status tp_sweep_core(const tp_tensor_lifetime *tensors, size_t count,
+                        const tp_sweep_params *params, size_t *offsets, tp_sweep_result *result);
+/* Cuts of the tensors (tight at params->limit; not checked) into independent parts, each
+ * planned by the cuts or by tp_sweep_core (exact_strips.c): found, or nothing proven
+ * (complete stays 0). part_nodes bounds the search for a balanced subset of a part and the
+ * sweep of a part; *budget_hit says whether one ran out (a larger one may then succeed).
+ * Overwrites offsets (count) either way. */
+tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
+                        const tp_sweep_params *params, unsigned long long part_nodes,
+                        size_t *offsets, tp_sweep_result *result, int *budget_hit);
+
 /* lcm(a, b) of two alignments >= 1, SIZE_MAX when it does not fit. */
 static inline size_t tp_lcm_size(size_t a, size_t b)
 {

@@ -1,0 +1,564 @@
+/* Cuts of a tight problem into independent parts before the time sweep (docs/exact-solver.md,
+ * "Tight problems: cuts"). A part is a set of tensors tight at a height H over its own span;
+ * it is planned at a base offset. Three cuts, tried in this order on each part:
+ *
+ * - across time: where no tensor of the part lives on both sides of a node, the two sides
+ *   are independent problems of the same height (every plan of the part is a plan of each);
+ * - a tensor that lives over the part's whole span goes to the bottom: in any plan of the
+ *   part the tiles below it could all move up by its size;
+ * - across bytes: a subset B of the part whose load is the same h at every node of the span
+ *   (found by a depth-first search over the tensors in the order of their first use, then
+ *   in reverse time) is planned in [base, base + h) and the rest above it, each a tight
+ *   part of its own.
+ *
+ * The first two are complete; the third is not (B may be balanced and yet have no tiling
+ * of its own, and only the first B found is tried), so a part that no cut splits goes to
+ * the time sweep, and if the sweep finds no plan for it this pass gives up and the caller
+ * runs the sweep on the whole problem. A plan it returns is always a plan. */
+#include "planner/planner_internal.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ST_SEEDS 8 /* first-section tensors tried as a member of that subset, in turn */
+#define ST_SWEEP_SHARE 8 /* the sweep of a part gets the part budget / this */
+
+typedef struct st_part {
+    size_t beg, n;    /* tensors idx[beg .. beg + n) */
+    size_t base, height;
+} st_part;
+
+typedef struct st_key {
+    size_t first, last, index;
+} st_key;
+
+typedef struct st {
+    const tp_tensor_lifetime *t;
+    tp_tensor_lifetime *rev; /* the tensors with time reversed (st_find_balance) */
+    size_t *idx;       /* the parts' tensors (caller's indices) */
+    st_key *key;       /* scratch: one part's sort */
+    st_part *work;     /* parts still to cut, a stack */
+    size_t nwork;
+    size_t *offsets;
+    tp_tensor_lifetime *sub; /* a part's tensors, for the sweep */
+    size_t *sub_off;
+    /* the part being split across bytes, per tensor: section, end section, the bytes of its
+     * section from it on; per section: its first tensor, start node, bytes of B starting
+     * there, bytes of B freed there */
+    size_t *sec, *end, *suf, *secbeg, *starts, *sum, *freed;
+    size_t *ord, *arem, *frem, h;
+    const size_t *nsec;
+    unsigned char *in, *state;
+    unsigned char *placed; /* per caller's tensor: planned by a part */
+    size_t (*gap)[2];      /* the repair's scratch: placed ranges that meet one tensor */
+    double deadline;
+    unsigned long long nodes, node_limit, part_nodes;
+    int stopped, budget_hit;
+} st;
+
+static int by_key(const void *pa, const void *pb)
+{
+    const st_key *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    if (a->last != b->last)
+        return a->last < b->last ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Sorts the part's tensors by first use (then last use, index). */
+static void st_sort(st *s, const st_part *p)
+{
+    size_t *x = s->idx + p->beg;
+    for (size_t i = 0; i < p->n; i++)
+        s->key[i] = (st_key){ s->t[x[i]].first_use, s->t[x[i]].last_use, x[i] };
+    qsort(s->key, p->n, sizeof *s->key, by_key);
+    for (size_t i = 0; i < p->n; i++)
+        x[i] = s->key[i].index;
+}
+
+/* The deadline, read every 1,024 nodes. */
+static int st_past(st *s)
+{
+    if ((s->nodes & 1023u) == 0 && s->deadline > 0 && tp_clock_seconds() >= s->deadline)
+        s->stopped = 1;
+    return s->stopped;
+}
+
+static int st_push(st *s, st_part p)
+{
+    s->work[s->nwork++] = p;
+    return 1;
+}
+
+/* Cuts across time (the part sorted): a tensor whose first use lies after every last use
+ * before it starts a new part. Returns whether there was a cut. */
+static int st_time_cuts(st *s, const st_part *p)
+{
+    const size_t *x = s->idx + p->beg;
+    size_t from = 0, reach = s->t[x[0]].last_use;
+    int cut = 0;
+    for (size_t i = 1; i <= p->n; i++) {
+        if (i < p->n && s->t[x[i]].first_use <= reach) {
+            reach = s->t[x[i]].last_use > reach ? s->t[x[i]].last_use : reach;
+            continue;
+        }
+        if (i == p->n && !cut)
+            return 0;
+        st_push(s, (st_part){ p->beg + from, i - from, p->base, p->height });
+        cut = 1;
+        from = i;
+        if (i < p->n)
+            reach = s->t[x[i]].last_use;
+    }
+    return 1;
+}
+
+/* Tensors live over the part's whole span go to its bottom; the rest is pushed as a part.
+ * Returns whether there was one. */
+static int st_full_span(st *s, const st_part *p)
+{
+    size_t *x = s->idx + p->beg;
+    size_t t0 = s->t[x[0]].first_use, t1 = 0, base = p->base, h = p->height, k = 0;
+    for (size_t i = 0; i < p->n; i++)
+        t1 = s->t[x[i]].last_use > t1 ? s->t[x[i]].last_use : t1;
+    for (size_t i = 0; i < p->n; i++) {
+        if (s->t[x[i]].first_use == t0 && s->t[x[i]].last_use == t1) {
+            s->offsets[x[i]] = base;
+            s->placed[x[i]] = 1;
+            base += s->t[x[i]].size;
+            h -= s->t[x[i]].size;
+        } else {
+            x[k++] = x[i];
+        }
+    }
+    if (k == p->n)
+        return 0;
+    if (k > 0)
+        st_push(s, (st_part){ p->beg, k, base, h });
+    return 1;
+}
+
+/* The order of decisions of the balance search, over the sorted part. A tensor of the first
+ * section counts only where it ends, so it is decided there; every other one where it
+ * starts. Group k (one per later section) holds the first-section tensors that end at k
+ * (freed side), then the tensors that start at k (starting side); those of the first
+ * section that end after the span come last, in a group of their own (n_sec). Fills, per
+ * decision: s->ord (the tensor's position in the part) and s->sec (its group); per tensor
+ * s->end (its end section); per section s->starts and s->secbeg. */
+static void st_sections(st *s, const st_part *p, size_t *n_sec)
+{
+    const size_t *x = s->idx + p->beg;
+    size_t ns = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (i == 0 || s->t[x[i]].first_use != s->t[x[i - 1]].first_use) {
+            s->starts[ns] = s->t[x[i]].first_use;
+            s->secbeg[ns++] = i;
+        }
+    s->secbeg[ns] = p->n;
+    for (size_t i = 0; i < p->n; i++) { /* end section: the first starting after it */
+        size_t lo = 1, hi = ns;
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (s->starts[mid] > s->t[x[i]].last_use)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        s->end[i] = lo;
+    }
+    /* first-section tensors by end section (a counting sort), merged with later sections */
+    const size_t n0 = s->secbeg[1];
+    memset(s->sum, 0, (ns + 2) * sizeof *s->sum);
+    for (size_t i = 0; i < n0; i++)
+        s->sum[s->end[i] + 1]++;
+    for (size_t k = 0; k <= ns; k++)
+        s->sum[k + 1] += s->sum[k];
+    size_t *zero_by_end = s->suf; /* scratch: n0 entries */
+    for (size_t i = 0; i < n0; i++)
+        zero_by_end[s->sum[s->end[i]]++] = i;
+    size_t d = 0, z = 0;
+    for (size_t k = 1; k <= ns; k++) {
+        for (; z < n0 && s->end[zero_by_end[z]] == k; z++) {
+            s->ord[d] = zero_by_end[z];
+            s->sec[d++] = k;
+        }
+        for (size_t i = k < ns ? s->secbeg[k] : p->n; k < ns && i < s->secbeg[k + 1]; i++) {
+            s->ord[d] = i;
+            s->sec[d++] = k;
+        }
+    }
+    memset(s->sum, 0, (ns + 2) * sizeof *s->sum);
+    memset(s->freed, 0, (ns + 2) * sizeof *s->freed);
+    *n_sec = ns;
+}
+
+/* a <= b + c, without overflow */
+static int st_le(size_t a, size_t b, size_t c)
+{
+    return a <= b || a - b <= c;
+}
+
+/* Applies option o (1: in B) to decision d and says whether the group can still balance:
+ * s->sum[k] holds the starting bytes of B in group k, s->freed[k] the bytes of B freed at
+ * section k; s->arem[d] / s->frem[d] the starting / freed-side bytes of the group after d. */
+static int st_apply(st *s, const st_part *p, size_t d, int o)
+{
+    const size_t i = s->ord[d], k = s->sec[d], size = s->t[s->idx[p->beg + i]].size;
+    const int zero = i < s->secbeg[1];
+    s->in[i] = (unsigned char)o;
+    if (o) {
+        if (zero)
+            s->h += size;
+        if (!zero)
+            s->sum[k] += size;
+        s->freed[s->end[i]] += size;
+    }
+    if (k == *s->nsec) /* the last group: no section to balance */
+        return 1;
+    return st_le(s->sum[k], s->freed[k], s->frem[d]) &&
+           st_le(s->freed[k], s->sum[k], s->arem[d]);
+}
+
+static void st_unapply(st *s, const st_part *p, size_t d)
+{
+    const size_t i = s->ord[d];
+    if (s->in[i]) {
+        const size_t size = s->t[s->idx[p->beg + i]].size;
+        if (i < s->secbeg[1])
+            s->h -= size;
+        else
+            s->sum[s->sec[d]] -= size;
+        s->freed[s->end[i]] -= size;
+        s->in[i] = 0;
+    }
+}
+
+/* The bytes of group k after each decision: starting side (arem), freed side (frem). */
+static void st_rests(st *s, const st_part *p)
+{
+    for (size_t d = p->n; d-- > 0;) {
+        const int last = d + 1 == p->n || s->sec[d + 1] != s->sec[d];
+        const size_t nx = d + 1;
+        s->arem[d] = last ? 0 : s->arem[nx];
+        s->frem[d] = last ? 0 : s->frem[nx];
+        if (!last) {
+            const size_t j = s->ord[nx], size = s->t[s->idx[p->beg + j]].size;
+            if (j < s->secbeg[1])
+                s->frem[d] += size;
+            else
+                s->arem[d] += size;
+        }
+    }
+}
+
+/* A subset B of the part (s->in) with the same load h at every node of its span, 0 < h <
+ * height: depth first over the decisions of st_sections, "not in B" first, except the
+ * first tensor of the part, which is in B (B and the rest are interchangeable). Returns
+ * 1 with B, 0 without (none, or its budget spent). */
+static int st_balance(st *s, const st_part *p, size_t seed)
+{
+    size_t n_sec;
+    st_sections(s, p, &n_sec);
+    s->nsec = &n_sec;
+    st_rests(s, p);
+    s->h = 0;
+    memset(s->state, 0, p->n);
+    memset(s->in, 0, p->n);
+    unsigned long long budget = s->part_nodes / (2 * ST_SEEDS);
+    size_t d = 0;
+    for (;;) {
+        if (d == p->n)
+            return 1;
+        const int forced = s->ord[d] == seed;
+        if (s->state[d] == (forced ? 1 : 2)) { /* every option tried: back */
+            s->state[d] = 0;
+            if (d == 0)
+                return 0;
+            st_unapply(s, p, --d);
+            continue;
+        }
+        if (budget-- == 0 || (++s->nodes >= s->node_limit && s->node_limit != 0) ||
+            st_past(s)) {
+            s->budget_hit = 1;
+            return 0;
+        }
+        const int o = forced || s->state[d] == 1;
+        s->state[d]++;
+        int ok = st_apply(s, p, d, o);
+        const size_t k = s->sec[d];
+        if (ok && k != n_sec && (d + 1 == p->n || s->sec[d + 1] != k))
+            ok = s->sum[k] == s->freed[k]; /* the group is decided: it must balance */
+        if (ok && d + 1 == p->n)
+            ok = s->h > 0 && s->h < p->height;
+        if (ok)
+            d++;
+        else
+            st_unapply(s, p, d);
+    }
+}
+
+/* Splits the part across bytes by st_balance: B below, the rest above. */
+/* st_balance in time order, then in reverse time order (s->rev: the same subsets balance
+ * both ways, the search meets them in another order), each from up to ST_SEEDS tensors of
+ * the first section. On success the part is left sorted in the order that found B. */
+static int st_find_balance(st *s, const st_part *p)
+{
+    const tp_tensor_lifetime *fwd = s->t;
+    const size_t *x = s->idx + p->beg;
+    int found = 0;
+    for (int dir = 0; dir < 2 && !found; dir++) {
+        s->t = dir ? s->rev : fwd;
+        st_sort(s, p);
+        for (size_t seed = 0; seed < ST_SEEDS && seed < p->n && !found && !s->stopped; seed++) {
+            if (seed > 0 && s->t[x[seed]].first_use != s->t[x[0]].first_use)
+                break;
+            found = st_balance(s, p, seed);
+        }
+    }
+    s->t = fwd;
+    return found;
+}
+
+static int st_bytes_cut(st *s, const st_part *p)
+{
+    if (!st_find_balance(s, p))
+        return 0;
+    size_t *x = s->idx + p->beg, h = s->h, nb = 0, nt = 0;
+    size_t *tmp = s->sub_off; /* scratch */
+    for (size_t i = 0; i < p->n; i++) {
+        if (s->in[i])
+            x[nb++] = x[i]; /* nb <= i: only entries already read are overwritten */
+        else
+            tmp[nt++] = x[i];
+    }
+    memcpy(x + nb, tmp, nt * sizeof *tmp);
+    st_push(s, (st_part){ p->beg + nb, nt, p->base + h, p->height - h });
+    st_push(s, (st_part){ p->beg, nb, p->base, h });
+    return 1;
+}
+
+/* A part that no cut splits: the time sweep on it alone, under the node budget left. */
+static tp_status st_sweep_part(st *s, const st_part *p, int *ok)
+{
+    const size_t *x = s->idx + p->beg;
+    for (size_t i = 0; i < p->n; i++)
+        s->sub[i] = s->t[x[i]];
+    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes / ST_SWEEP_SHARE };
+    if (s->node_limit != 0 && s->node_limit - s->nodes < sp.node_limit)
+        sp.node_limit = s->node_limit > s->nodes ? s->node_limit - s->nodes : 1;
+    tp_sweep_result r;
+    tp_status st = tp_sweep_core(s->sub, p->n, &sp, s->sub_off, &r);
+    s->nodes += r.nodes;
+    *ok = st == TP_OK && r.found;
+    for (size_t i = 0; *ok && i < p->n; i++) {
+        s->offsets[x[i]] = p->base + s->sub_off[i];
+        s->placed[x[i]] = 1;
+    }
+    if (r.timed_out)
+        s->budget_hit = 1;
+    s->stopped |= s->node_limit != 0 && s->nodes >= s->node_limit;
+    s->stopped |= s->deadline > 0 && tp_clock_seconds() >= s->deadline;
+    return st;
+}
+
+static int by_gap(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+typedef struct st_big {
+    size_t size, index;
+} st_big;
+
+static int by_big(const void *pa, const void *pb)
+{
+    const st_big *a = pa, *b = pb;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The lowest offset for tensor x clear of every placed tensor live with it. */
+static size_t st_lowest(st *s, size_t count, size_t x)
+{
+    const tp_tensor_lifetime *a = &s->t[x];
+    size_t ng = 0;
+    for (size_t i = 0; i < count; i++)
+        if (s->placed[i] && s->t[i].first_use <= a->last_use && a->first_use <= s->t[i].last_use) {
+            s->gap[ng][0] = s->offsets[i];
+            s->gap[ng++][1] = s->offsets[i] + s->t[i].size;
+        }
+    qsort(s->gap, ng, sizeof *s->gap, by_gap);
+    size_t at = 0;
+    for (size_t g = 0; g < ng; g++) {
+        if (s->gap[g][0] >= at && s->gap[g][0] - at >= a->size)
+            break;
+        at = s->gap[g][1] > at ? s->gap[g][1] : at;
+    }
+    return at;
+}
+
+/* The parts that found no plan (or were not reached) placed tensor by tensor, larger first,
+ * each at the lowest offset clear of every placed tensor it meets: a plan, above the limit.
+ * Skipped (0) when that would cost more than about 2^28 steps or an offset would pass
+ * SIZE_MAX. *arena receives its top. */
+static int st_repair(st *s, size_t count, size_t m, size_t *arena)
+{
+    size_t u = 0;
+    for (size_t i = 0; i < count; i++)
+        u += s->t[i].size > 0 && !s->placed[i];
+    if (u == 0 || u > ((size_t)1 << 28) / count)
+        return 0;
+    st_big *b = malloc(u * sizeof *b);
+    if (b == NULL)
+        return 0;
+    u = 0;
+    for (size_t i = 0; i < count; i++)
+        if (s->t[i].size > 0 && !s->placed[i])
+            b[u++] = (st_big){ s->t[i].size, i };
+    qsort(b, u, sizeof *b, by_big);
+    int ok = 1;
+    for (size_t k = 0; k < u && ok; k++) {
+        const size_t x = b[k].index, at = st_lowest(s, count, x);
+        ok = at <= SIZE_MAX - s->t[x].size;
+        s->offsets[x] = at;
+        s->placed[x] = 1;
+    }
+    free(b);
+    *arena = 0;
+    for (size_t i = 0; ok && i < count; i++)
+        if (s->t[i].size > 0 && s->offsets[i] + s->t[i].size > *arena)
+            *arena = s->offsets[i] + s->t[i].size;
+    (void)m;
+    return ok;
+}
+
+static void st_free(st *s)
+{
+    free(s->idx);
+    free(s->key);
+    free(s->work);
+    free(s->sub);
+    free(s->sub_off);
+    free(s->sec);
+    free(s->end);
+    free(s->suf);
+    free(s->secbeg);
+    free(s->starts);
+    free(s->sum);
+    free(s->freed);
+    free(s->in);
+    free(s->state);
+    free(s->rev);
+    free(s->placed);
+    free(s->gap);
+    free(s->ord);
+    free(s->arem);
+    free(s->frem);
+}
+
+static int st_alloc(st *s, size_t m, size_t count)
+{
+    s->placed = calloc(count, 1);
+    s->rev = malloc(count * sizeof *s->rev);
+    s->gap = malloc(m * sizeof *s->gap);
+    s->idx = malloc(m * sizeof *s->idx);
+    s->key = malloc(m * sizeof *s->key);
+    s->work = malloc((2 * m + 1) * sizeof *s->work);
+    s->sub = malloc(m * sizeof *s->sub);
+    s->sub_off = malloc(m * sizeof *s->sub_off);
+    s->sec = malloc(m * sizeof *s->sec);
+    s->end = malloc(m * sizeof *s->end);
+    s->suf = malloc(m * sizeof *s->suf);
+    s->secbeg = malloc((m + 1) * sizeof *s->secbeg);
+    s->starts = malloc((m + 1) * sizeof *s->starts);
+    s->sum = malloc((m + 2) * sizeof *s->sum);
+    s->freed = malloc((m + 2) * sizeof *s->freed);
+    s->ord = malloc(m * sizeof *s->ord);
+    s->arem = malloc(m * sizeof *s->arem);
+    s->frem = malloc(m * sizeof *s->frem);
+    s->in = malloc(m);
+    s->state = malloc(m);
+    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub &&
+           s->sub_off && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
+           s->freed && s->in && s->state && s->ord && s->arem && s->frem;
+}
+
+/* Cuts one part: across time, a whole-span tensor to the bottom, across bytes, or the
+ * sweep. *ok = 0 when the sweep finds no plan for it. */
+static tp_status st_part_step(st *s, st_part p, int *ok)
+{
+    *ok = 1;
+    if (p.n == 0)
+        return TP_OK;
+    if (p.n == 1) { /* tight: its size is the height */
+        s->offsets[s->idx[p.beg]] = p.base;
+        *ok = s->t[s->idx[p.beg]].size == p.height;
+        s->placed[s->idx[p.beg]] = (unsigned char)*ok;
+        return TP_OK;
+    }
+    st_sort(s, &p);
+    if (st_time_cuts(s, &p) || st_full_span(s, &p) || st_bytes_cut(s, &p))
+        return TP_OK;
+    return st_sweep_part(s, &p, ok);
+}
+
+tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
+                        const tp_sweep_params *params, unsigned long long part_nodes,
+                        size_t *offsets, tp_sweep_result *res, int *budget_hit)
+{
+    *budget_hit = 0;
+    memset(res, 0, sizeof *res);
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++)
+        m += tensors[i].size > 0;
+    st s;
+    memset(&s, 0, sizeof s);
+    if (m == 0 || !st_alloc(&s, m, count)) {
+        st_free(&s);
+        return m == 0 ? TP_OK : tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot cut them", m);
+    }
+    s.t = tensors;
+    s.offsets = offsets;
+    s.deadline = params->deadline;
+    s.node_limit = params->node_limit;
+    s.part_nodes = part_nodes;
+    m = 0;
+    size_t end = 0;
+    for (size_t i = 0; i < count; i++) {
+        offsets[i] = 0;
+        if (tensors[i].size > 0)
+            s.idx[m++] = i;
+        end = tensors[i].last_use > end ? tensors[i].last_use : end;
+    }
+    for (size_t i = 0; i < count; i++)
+        s.rev[i] = (tp_tensor_lifetime){ tensors[i].size, end - tensors[i].last_use,
+                                         end - tensors[i].first_use };
+    st_push(&s, (st_part){ 0, m, 0, params->limit });
+    tp_status stt = TP_OK;
+    int all = 1;
+    while (stt == TP_OK && s.nwork > 0 && !s.stopped) {
+        if (s.deadline > 0 && tp_clock_seconds() >= s.deadline) {
+            s.stopped = 1;
+            break;
+        }
+        int ok = 1;
+        stt = st_part_step(&s, s.work[--s.nwork], &ok);
+        all &= ok;
+    }
+    res->applies = 1;
+    res->found = stt == TP_OK && all && s.nwork == 0 && !s.stopped;
+    if (stt == TP_OK && !res->found && st_repair(&s, count, m, &res->arena))
+        res->repaired = 1;
+    res->timed_out = s.stopped;
+    res->nodes = s.nodes;
+    *budget_hit = s.budget_hit;
+    st_free(&s);
+    return stt;
+}
