@@ -103,10 +103,9 @@ typedef struct scan {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     _Atomic int sleepers;
-    /* Over the current window of queries: seconds the calling thread spent on its own part
-     * and waiting for the helpers (see note_wait). */
-    double own_s, wait_s;
-    unsigned window;
+    /* Over the current window of queries: how many, and in how many the calling thread
+     * waited for the helpers longer than it worked on its own part (see note_wait). */
+    unsigned window, waited;
     size_t share_from; /* the helpers take their parts from this many tensors placed */
 } scan;
 
@@ -665,25 +664,28 @@ static void scan_finish(scan *s)
     pthread_cond_destroy(&s->wake);
 }
 
-/* Helpers that run beside the calling thread finish about when it finishes its own part. If
- * over a window of queries it waits for them longer than it works (the parts are still small,
- * or the helpers are not scheduled: the processors are busy with other work, or the process
- * has fewer of them than threads), sharing costs more than it gives: the calling thread takes
- * every part again, the helpers sleep, and sharing is tried again only when twice as many
- * tensors are placed. Pinned to one processor, that is a window of queries at every doubling
- * of the placed tensors. Which thread scans a part never changes the plan. */
+/* Helpers that run beside the calling thread finish about when it finishes its own part. When
+ * the calling thread waits for them longer than it works on most queries of a window (the
+ * parts are still small, or the helpers are not scheduled: the processors are busy with other
+ * work, or the process has fewer of them than threads), sharing costs more than it gives: the
+ * calling thread takes every part again, the helpers sleep, and sharing is tried again when a
+ * quarter more tensors are placed, or twice as many when every query of the window waited
+ * (as when the threads share one processor: then one window at every doubling). Counting
+ * queries, not summing their times, keeps one long query (a chunk split, a moment on a busy
+ * processor) from ending the sharing. Which thread scans a part never changes the plan. */
 #define FOLD_WINDOW 64
 
 static void note_wait(scan *s, double t0, double t1, double t2, size_t placed)
 {
-    s->own_s += t1 - t0;
-    s->wait_s += t2 - t1;
+    s->waited += t2 - t1 > t1 - t0;
     if (++s->window < FOLD_WINDOW)
         return;
-    if (s->wait_s > s->own_s)
-        s->share_from = 2 * (placed > s->share_from ? placed : s->share_from);
+    if (s->waited == FOLD_WINDOW)
+        s->share_from = 2 * placed;
+    else if (s->waited > FOLD_WINDOW * 3 / 4)
+        s->share_from = placed + placed / 4;
     s->window = 0;
-    s->own_s = s->wait_s = 0;
+    s->waited = 0;
 }
 
 /* Runs the query s->q on every worker (the calling thread is worker 0) and settles it:
