@@ -214,6 +214,22 @@ static int is_kv(const tp_node *n)
     return n->op == TP_OP_KV_STORE || n->op == TP_OP_KV_LOAD;
 }
 
+/* The f32 pool elements of a KV node's region, restated from docs/allocator.md: rows of
+ * shape[0] elements stored in the node's type (f32 4 bytes an element, f16 2, q8_0 34 per
+ * block of 32), the bytes rounded up to whole floats. 0 when the type cannot hold the row. */
+static size_t kv_region_elems(const tp_node *nd)
+{
+    const size_t width = (size_t)nd->shape[0], rows = tp_node_elements(nd) / width;
+    size_t row;
+    if (nd->dtype == TP_DTYPE_F16)
+        row = 2 * width;
+    else if (nd->dtype == TP_DTYPE_Q8_0)
+        row = width % 32 == 0 ? width / 32 * 34 : 0;
+    else
+        row = 4 * width;
+    return (row * rows + 3) / 4;
+}
+
 int tpt_check_plan(const tp_graph *g, const tpt_plan *p, char *why, size_t wn)
 {
     size_t n = g->n_nodes;
@@ -265,6 +281,7 @@ int tpt_check_plan(const tp_graph *g, const tpt_plan *p, char *why, size_t wn)
         int be = nd->backend == TP_BACKEND_UNSET ? TP_BACKEND_CPU : nd->backend;
         size_t elems = tp_node_elements(nd);
         if (is_kv(nd)) {
+            elems = kv_region_elems(nd); /* a typed region counts f32 pool elements */
             const tpt_plan_kv *kv = NULL;
             for (size_t k = 0; k < p->n_kv; k++)
                 if (p->kv[k].layer == nd->p.layer)
