@@ -211,6 +211,33 @@ static void keep_deep(ex *e, int k)
     memcpy(e->deep_pos[k], e->pos, e->m * sizeof *e->pos);
 }
 
+/* After c is placed at Y (top end = Y + size): every unplaced buffer that meets c lands at
+ * least at end (with gaps: at Y + ov_up, its stacking distance above c), rounded up to its
+ * alignment. Returns 0 when the trail cannot grow; *ok becomes 0 when a landing passes the
+ * limit. */
+static int raise_overlaps(ex *e, uint32_t c, size_t Y, size_t end, int windows, int *ok)
+{
+    const ex_buf *b = &e->b[c];
+    const size_t ny0 = round_up(end, e->align); /* for tensors of the call's alignment */
+    e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
+    for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
+        const uint32_t o = e->ov[k];
+        if (e->placed[o])
+            continue;
+        const size_t ny = windows ? round_up(sat_add(Y, e->ov_up[k]), e->b[o].align)
+                          : e->b[o].align == e->align ? ny0
+                                                       : round_up(end, e->b[o].align);
+        if (e->y[o] >= ny)
+            continue;
+        if (!trail_push(e, TR_Y, o, e->y[o]))
+            return 0;
+        e->y[o] = ny;
+        if (exceeds(ny, e->b[o].size, e->limit))
+            *ok = 0;
+    }
+    return 1;
+}
+
 /* place() with gaps: the floor of a section is the top of c's window there; a buffer above
  * c lands at least ov_up above it. */
 static int place_windows(ex *e, uint32_t c, size_t Y)
@@ -229,21 +256,7 @@ static int place_windows(ex *e, uint32_t c, size_t Y)
         if (e->rem[s] > 0 && exceeds(top, e->rem[s], e->limit))
             ok = 0;
     }
-    e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
-    for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
-        const uint32_t o = e->ov[k];
-        if (e->placed[o])
-            continue;
-        const size_t ny = round_up(sat_add(Y, e->ov_up[k]), e->b[o].align);
-        if (e->y[o] >= ny)
-            continue;
-        if (!trail_push(e, TR_Y, o, e->y[o]))
-            return 0;
-        e->y[o] = ny;
-        if (exceeds(ny, e->b[o].size, e->limit))
-            ok = 0;
-    }
-    return ok;
+    return raise_overlaps(e, c, Y, sat_add(Y, b->size), 1, &ok) && ok;
 }
 
 /* Places buffer c at Y. Returns 0 when an inference shows the limit cannot be met (the state
@@ -272,22 +285,7 @@ static int place(ex *e, uint32_t c, size_t Y)
         if (e->rem[s] > 0 && exceeds(end, e->rem[s], e->limit))
             ok = 0;
     }
-    const size_t ny0 = round_up(end, e->align); /* for tensors of the call's alignment */
-    e->work += (b->s1 - b->s0 + 1) + (e->ov_start[c + 1] - e->ov_start[c]);
-    for (size_t k = e->ov_start[c]; k < e->ov_start[c + 1]; k++) {
-        const uint32_t o = e->ov[k];
-        if (e->placed[o])
-            continue;
-        const size_t ny = e->b[o].align == e->align ? ny0 : round_up(end, e->b[o].align);
-        if (e->y[o] >= ny)
-            continue;
-        if (!trail_push(e, TR_Y, o, e->y[o]))
-            return 0;
-        e->y[o] = ny;
-        if (exceeds(ny, e->b[o].size, e->limit))
-            ok = 0;
-    }
-    return ok;
+    return raise_overlaps(e, c, Y, end, 0, &ok) && ok;
 }
 
 static void unplace(ex *e, uint32_t c)
