@@ -605,12 +605,7 @@ static int collect_cands(ex *e, const uint32_t *list, size_t n, size_t Y, size_t
 static void perturb_cands(ex *e, uint32_t *c, size_t nc)
 {
     for (size_t k = 0; k + 1 < nc; k++) {
-        uint64_t x = e->rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        e->rng = x;
-        if (((x * 0x2545F4914F6CDD1DULL) >> 62) == 0) {
+        if ((tp_xorshift64s(&e->rng) >> 62) == 0) {
             uint32_t t = c[k];
             c[k] = c[k + 1];
             c[k + 1] = t;
@@ -856,8 +851,9 @@ static int dfs(ex *e, uint32_t scope, size_t left, size_t ylast, size_t from, si
     return r;
 }
 
-/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (i >= 1). */
-static unsigned long long luby(unsigned long long i)
+/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (i >= 1); the restart budgets of the
+ * search and of the time sweep. */
+unsigned long long tp_luby(unsigned long long i)
 {
     for (;;) {
         unsigned long long k = 1;
@@ -1271,7 +1267,7 @@ static void ex_start_run(ex *e, unsigned long long run)
     e->order = (int)(run % EX_NORD);
     e->bl = (int)((run / EX_NORD) % 3);
     e->rng = run < EX_ORDERS ? 0 : (run + 1) * 0x9E3779B97F4A7C15ULL;
-    unsigned long long budget = luby(run + 1);
+    unsigned long long budget = tp_luby(run + 1);
     e->run_end = budget >= (1ULL << 40) ? 0 : e->nodes + EX_FIRST_RUN * budget;
     e->run_out = 0;
 }

@@ -262,14 +262,6 @@ static int sw_alloc(sw *s, size_t m)
            s->slot_end && s->nb_lo && s->nb_hi;
 }
 
-static uint64_t sw_rng(uint64_t *x)
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545F4914F6CDD1DULL;
-}
-
 /* The order of the classes of every section for restart run r: larger first (ties by
  * later last use), later last use first, earlier last use first; from run 3 on, a shuffle
  * of the first from a seed derived from r. */
@@ -298,7 +290,7 @@ static void sw_order(sw *s, unsigned long long r)
             o[p] = c;
         }
         for (size_t i = n; r >= 3 && i > 1; i--) {
-            const size_t j = (size_t)(sw_rng(&x) % i), tmp = o[i - 1];
+            const size_t j = (size_t)(tp_xorshift64s(&x) % i), tmp = o[i - 1];
             o[i - 1] = o[j];
             o[j] = tmp;
         }
@@ -592,18 +584,6 @@ static int sw_run(sw *s)
     return SW_FAIL;
 }
 
-static unsigned long long sw_luby(unsigned long long i) /* 1-based: 1 1 2 1 1 2 4 ... */
-{
-    for (;;) {
-        unsigned long long k = 1;
-        while ((1ULL << k) - 1 < i)
-            k++;
-        if ((1ULL << k) - 1 == i)
-            return 1ULL << (k - 1);
-        i -= (1ULL << (k - 1)) - 1;
-    }
-}
-
 tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_sweep_params *p,
                         size_t *offsets, tp_sweep_result *res)
 {
@@ -631,7 +611,7 @@ tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_swee
     int r = SW_STOP;
     for (unsigned long long run = 0; !s.stopped; run++) {
         sw_order(&s, run);
-        const unsigned long long budget = sw_luby(run + 1);
+        const unsigned long long budget = tp_luby(run + 1);
         s.run_end = budget >= (1ULL << 40) ? 0 : s.nodes + SW_FIRST_RUN * budget;
         s.run_out = 0;
         r = sw_run(&s);

@@ -338,6 +338,19 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
                         size_t *offsets, tp_sweep_result *result, int *budget_hit);
 
 /* lcm(a, b) of two alignments >= 1, SIZE_MAX when it does not fit. */
+/* The Luby sequence 1 1 2 1 1 2 4 ... (i >= 1): restart budgets of the exact search and of
+ * the time sweep (exact.c). */
+unsigned long long tp_luby(unsigned long long i);
+
+/* One step of xorshift64* on *x (nonzero): the seeded perturbations of restart runs. */
+static inline uint64_t tp_xorshift64s(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
+}
+
 static inline size_t tp_lcm_size(size_t a, size_t b)
 {
     size_t x = a, y = b;
