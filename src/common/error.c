@@ -32,12 +32,31 @@ void tp_clear_error(void)
     tp_error_message[0] = '\0';
 }
 
+/* The message is one line whatever a name in it holds (a file path, a tensor name read from
+ * a file): control bytes are kept as C escapes (\n, \t, \xHH), cut at the buffer's end. */
 tp_status tp_fail(tp_status status, const char *fmt, ...)
 {
+    char raw[TP_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tp_error_message, sizeof tp_error_message, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p; p++) {
+        char esc[5] = {(char)*p, '\0'};
+        if (*p == '\n')
+            memcpy(esc, "\\n", 3);
+        else if (*p == '\t')
+            memcpy(esc, "\\t", 3);
+        else if (*p < 0x20 || *p == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *p);
+        const size_t n = strlen(esc);
+        if (o + n >= sizeof tp_error_message)
+            break;
+        memcpy(tp_error_message + o, esc, n);
+        o += n;
+    }
+    tp_error_message[o] = '\0';
     return status;
 }
 
