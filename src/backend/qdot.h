@@ -23,11 +23,15 @@
 #define TP_QDOT_ROWS 4
 #define TP_QDOT_GROUP 32 /* elements per activation scale */
 
-/* One token row of rounded activations: q[n], d[n / 32], s[n / 16]. */
+/* One token row of rounded activations: q[n], d[n / 32], s[n / 16], and per group of 32 the
+ * integer sum of its q (qsum[n / 32]) and its two half sums added in f32, s[2g] + s[2g + 1]
+ * (s32[n / 32]): tp_qdot_group_sums. */
 typedef struct tp_xq {
     const int16_t *q;
     const float *d;
     const float *s;
+    const int32_t *qsum;
+    const float *s32;
 } tp_xq;
 
 /* out[k] = row . x[k] for k < n_x (1 <= n_x <= TP_QDOT_TOKENS); row is n_blocks blocks. */
@@ -75,6 +79,13 @@ const tp_qdot_ops *tp_qdot_ops_current(void);
  * d (n_tok * n / 32) and s (n_tok * n / 16). A group holding a non-finite value gets scale
  * NaN and zero quants, so the products that read it are NaN, as in f32. */
 void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float *d, float *s);
+
+/* The per-group sums of rows rounded by tp_qdot_quantize (n_tok rows of n elements):
+ * qsum[g] = the sum of the 32 q of group g (exact; at most 32 * 32767 in magnitude) and
+ * s32[g] = s[2g] + s[2g + 1] in f32. The vector forms use them to take a type's constant
+ * offset (Q4_0's 8, Q5_0's 16) out of the integer sums, and the mins of whole chunks. */
+void tp_qdot_group_sums(const int16_t *q, const float *s, size_t n, size_t n_tok, int32_t *qsum,
+                        float *s32);
 
 /* The forms in this build (one C file each). */
 void tp_qdot_fill_portable(tp_qdot_ops *ops);

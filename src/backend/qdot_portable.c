@@ -52,6 +52,19 @@ void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float 
         }
 }
 
+void tp_qdot_group_sums(const int16_t *q, const float *s, size_t n, size_t n_tok, int32_t *qsum,
+                        float *s32)
+{
+    size_t groups = n_tok * (n / TP_QDOT_GROUP);
+    for (size_t g = 0; g < groups; g++) {
+        int32_t sum = 0;
+        for (int j = 0; j < TP_QDOT_GROUP; j++)
+            sum += q[g * TP_QDOT_GROUP + (size_t)j];
+        qsum[g] = sum;
+        s32[g] = s[2 * g] + s[2 * g + 1];
+    }
+}
+
 /* ---- block types: each 32 elements as int8 quants w with y = a[h] * w - b[h] for the
  * element's half h (elements 0-15, 16-31) ---------------------------------------------- */
 

@@ -38,6 +38,8 @@ typedef struct mm_ctx {
     float *y;
     const int16_t *xq;
     const float *xd, *xs;
+    const int32_t *xqsum;
+    const float *xs32;
 } mm_ctx;
 
 /* y[t..t+n_x)[r] of one row of a block type. */
@@ -50,6 +52,8 @@ static void mm_block_row(const mm_ctx *c, size_t r, size_t t, int n_x)
         xs[k].q = c->xq + tk * c->n_in;
         xs[k].d = c->xd + tk * (c->n_in / TP_QDOT_GROUP);
         xs[k].s = c->xs + tk * (c->n_in / 16);
+        xs[k].qsum = c->xqsum + tk * (c->n_in / TP_QDOT_GROUP);
+        xs[k].s32 = c->xs32 + tk * (c->n_in / TP_QDOT_GROUP);
     }
     c->ops->q[c->type](c->W + r * c->row_bytes, c->n_blocks, xs, n_x, out);
     for (int k = 0; k < n_x; k++)
@@ -130,8 +134,9 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
             continue;
         }
         if (t1 - t0 == 1 && c->ops->v[c->type]) { /* decode: one call for the whole range */
-            tp_xq xs = {c->xq + t0 * c->n_in, c->xd + t0 * (c->n_in / TP_QDOT_GROUP),
-                        c->xs + t0 * (c->n_in / 16)};
+            size_t g0 = t0 * (c->n_in / TP_QDOT_GROUP);
+            tp_xq xs = {c->xq + t0 * c->n_in, c->xd + g0, c->xs + t0 * (c->n_in / 16),
+                        c->xqsum + g0, c->xs32 + g0};
             float *y = c->y + t0 * c->n_out;
             c->ops->v[c->type](c->W + r0 * c->row_bytes, c->row_bytes, r1 - r0, c->n_blocks, &xs,
                                y + r0);
@@ -228,7 +233,7 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     if (!blocks && n_tok >= TP_FGEMM_MIN_TOKENS) /* prefill: the packed product */
         return tp_fgemm(type, W, row_bytes, b, x, n_in, n_out, n_tok, y, n_threads);
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
-                n_in, n_out, n_tok, y, NULL, NULL, NULL};
+                n_in, n_out, n_tok, y, NULL, NULL, NULL, NULL, NULL};
     tp_qgemm_fn gemm = blocks && n_tok >= TP_QGEMM_MIN_TOKENS
                            ? tp_qgemm_for(tp_kernels_isa(), type) : NULL;
     if (gemm)
@@ -238,16 +243,21 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         size_t n = n_tok * n_in; /* no overflow: n_tok * n_in was checked above */
         if (n > SIZE_MAX / 4)
             return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: %zu activations overflow", n);
-        act = malloc(n * sizeof(int16_t) + (n / TP_QDOT_GROUP + n / 16) * sizeof(float));
+        act = malloc(n * sizeof(int16_t) + (3 * (n / TP_QDOT_GROUP) + n / 16) * sizeof(float));
         if (!act)
             return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu rounded activations",
                            n);
-        float *xd = (float *)act, *xs = xd + n / TP_QDOT_GROUP;
+        float *xd = (float *)act, *xs32 = xd + n / TP_QDOT_GROUP;
+        int32_t *xqsum = (int32_t *)(void *)(xs32 + n / TP_QDOT_GROUP);
+        float *xs = (float *)(void *)(xqsum + n / TP_QDOT_GROUP);
         int16_t *xq = (int16_t *)(void *)(xs + n / 16);
         tp_qdot_quantize(x, n_in, n_tok, xq, xd, xs);
+        tp_qdot_group_sums(xq, xs, n_in, n_tok, xqsum, xs32);
         c.xq = xq;
         c.xd = xd;
         c.xs = xs;
+        c.xqsum = xqsum;
+        c.xs32 = xs32;
     }
     double work = (double)n_in * (double)n_out * (double)n_tok;
     tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), mm_range, &c);
