@@ -82,6 +82,24 @@ static void element(uint32_t type, const uint8_t *b, int k, double *a, double *q
         *mn = half(b + 2) * m;
         break;
     }
+    case TP_TYPE_Q2_K: case TP_TYPE_Q3_K: {
+        /* k = 128 h + 32 j + 16 p + l: 2-bit field 2 j of qs[32 h + 16 p + l], sub-block k / 16 */
+        int h = k / 128, j = (k % 128) / 32, l = k % 32, s = k / 16;
+        int two = type == TP_TYPE_Q2_K;
+        int v = (b[(two ? 16 : 32) + 32 * h + l] >> (2 * j)) & 3;
+        if (two) {
+            *a = half(b + 80) * (b[s] & 15);
+            *mn = half(b + 82) * (b[s] >> 4);
+            *q = v;
+        } else {
+            const uint8_t *sc = b + 96;
+            int six = (s < 8 ? sc[s] & 15 : sc[s - 8] >> 4) |
+                      ((sc[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+            *a = half(b + 108) * (six - 32);
+            *q = v - ((b[k % 32] >> (4 * h + j)) & 1 ? 0 : 4);
+        }
+        break;
+    }
     case TP_TYPE_Q6_K: {
         int h = k / 128, r = (k % 128) / 32, l = k % 32;
         int lo = b[64 * h + 32 * (r % 2) + l] >> (4 * (r / 2)) & 15;
@@ -98,8 +116,11 @@ static void element(uint32_t type, const uint8_t *b, int k, double *a, double *q
 static const int *scales_of(uint32_t type)
 {
     static const int one[] = {0, -1}, two[] = {0, 2, -1}, q6k[] = {208, -1};
+    static const int q2k[] = {80, 82, -1}, q3k[] = {108, -1};
     switch (type) {
     case TP_TYPE_Q4_1: case TP_TYPE_Q5_1: case TP_TYPE_Q4_K: case TP_TYPE_Q5_K: return two;
+    case TP_TYPE_Q2_K: return q2k;
+    case TP_TYPE_Q3_K: return q3k;
     case TP_TYPE_Q6_K: return q6k;
     default: return one;
     }
@@ -134,7 +155,8 @@ static float *rand_x(size_t n)
 }
 
 static const uint32_t k_types[] = {TP_TYPE_Q4_0, TP_TYPE_Q4_1, TP_TYPE_Q5_0, TP_TYPE_Q5_1,
-                                   TP_TYPE_Q8_0, TP_TYPE_Q4_K, TP_TYPE_Q5_K, TP_TYPE_Q6_K};
+                                   TP_TYPE_Q8_0, TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q4_K,
+                                   TP_TYPE_Q5_K, TP_TYPE_Q6_K};
 #define N_TYPES (sizeof k_types / sizeof *k_types)
 
 static float *run(uint32_t type, const uint8_t *W, const float *b, const float *x, size_t n_in,
@@ -281,7 +303,8 @@ static void test_forms_and_splits(void **state)
             check_forms(isa, k_types[ti], k ? 768 : 928, 37, 65);
             check_forms(isa, k_types[ti], k ? 256 : 64, 21, 130);
         }
-        /* the AVX2 and AVX-512 forms have a product for every type here */
+        /* the AVX2 and AVX-512 forms have a product for every type here (Q2_K and Q3_K
+         * included) */
         assert_int_equal(here, (int)N_TYPES);
         gemm_forms += here;
     }
@@ -323,8 +346,8 @@ static void test_avx2_as_avx512(void **state)
 }
 
 /* The tiled activations of form isa against their formula: d = amax / 32767, q =
- * nearest-even(v * (32767 / amax)) within +-32767, the pair layout, the exact sum, zero
- * padding. */
+ * nearest-even(v * (32767 / amax)) within +-32767, the pair layout, the exact sum and the
+ * sums of the halves, zero padding. */
 static void check_tiles(int isa)
 {
     tp_qgemm_tile_fn tile = tp_qgemm_tiler(isa);
@@ -348,15 +371,19 @@ static void check_tiles(int isa)
         for (size_t g = 0; g < n_g; g++) {
             size_t i = t / T, k = t % T;
             const float *v = x + t * n_in + 32 * g;
-            double amax = 0, sum = 0;
+            double amax = 0, sum = 0, hs[2] = {0, 0};
             for (int j = 0; t < n_tok && j < 32; j++) {
                 amax = fmax(amax, fabs(v[j]));
                 sum += v[j];
+                hs[j / 16] += v[j];
             }
             float fa = (float)amax, id = fa > 0 ? 32767.0f / fa : 0;
             int usable = t < n_tok && isfinite(id);
             assert_true(xt.d[(i * n_g + g) * T + k] == (usable ? fa / 32767.0f : 0.0f));
             assert_true(xt.s[(i * n_g + g) * T + k] == (usable ? (float)sum : 0.0f));
+            for (int e = 0; e < 2; e++) /* h[i][g][e][k]: the sums of the halves */
+                assert_true(xt.h[((i * n_g + g) * 2 + (size_t)e) * T + k] ==
+                            (usable ? (float)hs[e] : 0.0f));
             for (int p = 0; p < 16; p++) {
                 int32_t got = xt.q[i * T * (n_in / 2) + (g * 16 + (size_t)p) * T + k];
                 long lo = usable ? lrint((double)(v[p] * id)) : 0;
@@ -377,6 +404,53 @@ static void test_tiles(void **state)
     g_rng = tpt_rng_seeded(3);
     check_tiles(TP_ISA_AVX2);
     check_tiles(TP_ISA_AVX512);
+}
+
+/* The integer sums at their bound: every weight at the largest |quant x sub-block scale| (Q2_K
+ * 3 x 15 with min 15, Q3_K -4 x -32, Q6_K -32 x -128) and every activation of a token at
+ * the same +-amax (q = +-32767), so a group's sums reach 32 x 128 x 32767 (Q3_K) and, per
+ * conversion of eight pairs, 16 x 4096 x 32767 < 2^31 (Q6_K): an overflow, a wrong sign
+ * extension or a conversion after more pairs would leave the bound of check_reference. */
+static void test_extremes(void **state)
+{
+    (void)state;
+    static const uint32_t types[] = {TP_TYPE_Q2_K, TP_TYPE_Q3_K, TP_TYPE_Q6_K};
+    const size_t n_in = 512, n_out = 17, n_tok = 7;
+    float *x = malloc(n_in * n_tok * sizeof *x);
+    assert_non_null(x);
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t i = 0; i < n_in; i++)
+            x[t * n_in + i] = (t % 2 ? -1.0f : 1.0f) * (float)(1 + t);
+    for (size_t ti = 0; ti < 3; ti++) {
+        uint32_t type = types[ti];
+        size_t bb = tp_type_block_bytes(type), nb = n_out * n_in / 256;
+        uint8_t *W = malloc(nb * bb);
+        assert_non_null(W);
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t *blk = W + b * bb;
+            memset(blk, type == TP_TYPE_Q2_K ? 0xFF : 0, bb); /* Q2_K: q 3, scale 15, min 15 */
+            if (type == TP_TYPE_Q6_K)
+                memset(blk + 192, 0x80, 16); /* scales -128 */
+            int f = type == TP_TYPE_Q2_K ? 80 : type == TP_TYPE_Q3_K ? 108 : 208;
+            blk[f] = 0x00; /* d = 1 (f16 0x3C00); Q2_K's dmin too */
+            blk[f + 1] = 0x3C;
+            if (type == TP_TYPE_Q2_K) {
+                blk[82] = 0x00;
+                blk[83] = 0x3C;
+            }
+        }
+        for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+            if (!tp_kernels_isa_supported(isa))
+                continue;
+            assert_int_equal(tp_kernels_set_isa(isa), TP_OK);
+            float *y = run(type, W, NULL, x, n_in, n_out, n_tok, 2);
+            check_reference(type, W, NULL, x, n_in, n_out, n_tok, y);
+            free(y);
+        }
+        free(W);
+    }
+    free(x);
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
 }
 
 /* A NaN or an infinity in a token makes that token's outputs NaN in every row (as in f32);
@@ -421,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_forms_and_splits),
         cmocka_unit_test(test_avx2_as_avx512),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_poison),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,15 +10,16 @@
 size_t tp_qgemm_x_bytes(size_t n_in, size_t n_tok)
 {
     size_t tiles = (n_tok + TP_QGEMM_TOKENS - 1) / TP_QGEMM_TOKENS;
-    size_t per_tile = (n_in / 2) * sizeof(int32_t) + 2 * (n_in / 32) * sizeof(float);
+    size_t per_tile = (n_in / 2) * sizeof(int32_t) + 4 * (n_in / 32) * sizeof(float);
     return tiles * TP_QGEMM_TOKENS * per_tile;
 }
 
 size_t tp_qgemm_scratch_bytes(size_t n_in)
 {
-    /* per group of a chunk: 16 pairs x 16 rows of int32, 16 scales, 16 mins */
+    /* per group of a chunk: 16 pairs x 16 rows of int32, 16 scales, 2 x 16 mins (one per
+     * half: Q2_K's mins cover 16 values) */
     size_t groups = n_in / 32 < TP_QGEMM_MAX_CHUNK ? n_in / 32 : TP_QGEMM_MAX_CHUNK;
-    return groups * (TP_QGEMM_ROWS * 16 * sizeof(int32_t) + 2 * TP_QGEMM_ROWS * sizeof(float));
+    return groups * (TP_QGEMM_ROWS * 16 * sizeof(int32_t) + 3 * TP_QGEMM_ROWS * sizeof(float));
 }
 
 /* The products and tilers of each form (none for the portable one). */

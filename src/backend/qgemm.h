@@ -29,7 +29,7 @@
  * (one core, Qwen2.5-0.5B feed-forward shapes: 4 tokens about even, 5 tokens 1.3-2x). */
 #define TP_QGEMM_MIN_TOKENS 5
 /* Groups of 32 per chunk of a panel at most (the panel's chunk stays in the first-level
- * cache: 1,152 bytes a group). */
+ * cache: 1,152 bytes a group, and 64 more for the second mins of Q2_K). */
 #define TP_QGEMM_MAX_CHUNK 24
 
 /* Tiled activations of n_tok tokens of n_in elements (n_in a multiple of 32), each group of
@@ -38,10 +38,13 @@
  * last partial tile padded with zeros:
  *   q[i][g][p][k]  int32: q[t][32 g + p] & 0xFFFF | q[t][32 g + p + 16] << 16, t = 12 i + k
  *   d[i][g][k]     the group's scale
- *   s[i][g][k]     the exact sum of the group's 32 values, in double, rounded to f32 */
+ *   s[i][g][k]     the exact sum of the group's 32 values, in double, rounded to f32
+ *   h[i][g][e][k]  the exact sum of its half e (values 16 e .. 16 e + 15), likewise (the
+ *                  mins of Q2_K cover 16 values each)
+ * A group holding a non-finite value has s and both h NaN; one rounded to zeros, 0. */
 typedef struct tp_qgemm_x {
     const int32_t *q;
-    const float *d, *s;
+    const float *d, *s, *h;
     size_t n_in, n_tok;
 } tp_qgemm_x;
 

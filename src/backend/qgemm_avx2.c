@@ -21,7 +21,8 @@
 #define SUB 6 /* tokens per sub-tile: 6 sums, 6 f32 sums, a weight and a product in 16 ymm */
 
 /* One decoded panel in the scratch: per group, q[g][p][r] (16 pairs x 16 rows), the rows'
- * f32 scales a[g][r] and mins b[g][r]. */
+ * f32 scales a[g][r] and mins b[g][e][r] (e = 0: the group's min, or the first half's for
+ * Q2_K; e = 1: the second half's, Q2_K only). */
 typedef struct panel {
     int32_t *q;
     float *a, *b;
@@ -62,6 +63,12 @@ INL __m256i nib_pair(__m256i v)
 }
 
 /* ---- one row's group g as pairs 8 e .. 8 e + 7 (element p below p + 16), scale, min ---- */
+
+/* A 32-bit lane of the 16-bit values lo (low half) and hi. */
+INL __m256i pair16(int lo, int hi)
+{
+    return _mm256_blend_epi16(_mm256_set1_epi16((short)lo), _mm256_set1_epi16((short)hi), 0xAA);
+}
 
 /* The fifth bits (bit j of qh for element j) of a Q5_0 / Q5_1 block as 16 in each half of
  * the pairs 8 e .. 8 e + 7. */
@@ -178,6 +185,52 @@ INL void dec_q6_k(const uint8_t *row, size_t g, __m256i v[2], float *a, float *b
     *b = 0;
 }
 
+/* Q2_K: group 4 h + j of a block of 256 (elements 128 h + 32 j + l, l < 32) takes the 2-bit
+ * fields 2 j of qs[32 h + l]; the 4-bit scales of its two sub-blocks (elements l < 16 and
+ * l >= 16, the two halves of the pairs) are multiplied into the quants (q sc <= 45), and
+ * their mins times dmin go to b[0] and b[16] (as in the AVX-512 form). */
+INL void dec_q2_k(const uint8_t *row, size_t g, __m256i v[2], float *a, float *b)
+{
+    const uint8_t *blk = row + g / 8 * 84, *qs = blk + 16 + 32 * (g % 8 / 4);
+    const uint8_t *sc = blk + 2 * (g % 8);
+    __m128i sh = _mm_cvtsi32_si128(2 * (int)(g % 4));
+    __m256i s2 = pair16(sc[0] & 15, sc[1] & 15);
+    for (int e = 0; e < 2; e++) {
+        __m256i lo = _mm256_and_si256(_mm256_srl_epi32(ld_u8(qs + 8 * e), sh), set32(3));
+        __m256i hi = _mm256_and_si256(_mm256_srl_epi32(ld_u8(qs + 16 + 8 * e), sh), set32(3));
+        v[e] = _mm256_mullo_epi16(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 16)), s2);
+    }
+    float dmin = h2f(blk + 82);
+    *a = h2f(blk + 80);
+    b[0] = dmin * (float)(sc[0] >> 4);
+    b[16] = dmin * (float)(sc[1] >> 4);
+}
+
+/* Q3_K: group 4 h + j as Q2_K's fields of qs (at 32), less 4 where bit 4 h + j of hmask[l]
+ * is clear (-4..3); the signed 6-bit scales (-32..31) of the two sub-blocks are multiplied
+ * into the quants (|q sc| <= 128: sixteen pair products with |x| <= 32767 stay below 2^31,
+ * as in the AVX-512 form). */
+INL void dec_q3_k(const uint8_t *row, size_t g, __m256i v[2], float *a, float *b)
+{
+    const uint8_t *blk = row + g / 8 * 110, *qs = blk + 32 + 32 * (g % 8 / 4);
+    int jj = (int)(g % 8);
+    __m128i sh = _mm_cvtsi32_si128(2 * (jj % 4)), hb = _mm_cvtsi32_si128(jj);
+    __m256i s2 = pair16(tp_q3_k_scale(blk + 96, 2 * jj) - 32,
+                        tp_q3_k_scale(blk + 96, 2 * jj + 1) - 32);
+    for (int e = 0; e < 2; e++) {
+        __m256i q[2];
+        for (int s = 0; s < 2; s++) { /* s: elements 8 e .. (s = 0), 16 + 8 e .. (s = 1) */
+            int o = 16 * s + 8 * e;
+            __m256i low = _mm256_and_si256(_mm256_srl_epi32(ld_u8(qs + o), sh), set32(3));
+            __m256i top = _mm256_and_si256(_mm256_srl_epi32(ld_u8(blk + o), hb), set32(1));
+            q[s] = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(top, 2)), set32(4));
+        }
+        v[e] = _mm256_mullo_epi16(pair_of(q[0], q[1]), s2);
+    }
+    *a = h2f(blk + 108);
+    *b = 0;
+}
+
 /* ---- a panel: 16 rows' groups, transposed so that each vector holds one pair of 8 rows --- */
 
 INL void transpose8(__m256i v[8])
@@ -221,8 +274,9 @@ INL void store_group(__m256i v[16][2], int32_t *q)
     {                                                                                          \
         for (size_t g = g0; g < g1; g++) {                                                     \
             __m256i v[16][2];                                                                  \
-            float a[16], b[16];                                                                \
+            float a[16], b[32];                                                                \
             for (int r = 0; r < 16; r++) {                                                     \
+                b[16 + r] = 0; /* the second mins, Q2_K's only */                              \
                 if (r < nr) {                                                                  \
                     dec_##name(W + (r0 + (size_t)r) * rb, g, v[r], &a[r], &b[r]);               \
                 } else {                                                                       \
@@ -233,7 +287,7 @@ INL void store_group(__m256i v[16][2], int32_t *q)
             size_t at = g - g0;                                                                \
             store_group(v, p->q + at * 256);                                                   \
             memcpy(p->a + at * 16, a, sizeof a);                                               \
-            memcpy(p->b + at * 16, b, sizeof b);                                               \
+            memcpy(p->b + at * 32, b, sizeof b);                                               \
         }                                                                                      \
     }
 PACK(q4_0)
@@ -241,6 +295,8 @@ PACK(q4_1)
 PACK(q5_0)
 PACK(q5_1)
 PACK(q8_0)
+PACK(q2_k)
+PACK(q3_k)
 PACK(q4_k)
 PACK(q5_k)
 PACK(q6_k)
@@ -249,9 +305,11 @@ PACK(q6_k)
 
 /* Groups in order (n_g of them, from the panel's first); within a group, the integer sums of
  * kpc pairs (16, or 8 for Q6_K) are converted and scaled (a * dx) into f, then the min times
- * the exact group sum leaves it; xq, xd, xs point at the sub-tile's first token. */
+ * the exact group sum leaves it (has_min 1), or each half's min times the exact sum of the
+ * half, first half first (has_min 2, Q2_K); xq, xd, xs, xh point at the sub-tile's first
+ * token. */
 INL void tile(const panel *p, int hh, size_t n_g, const int32_t *xq, const float *xd,
-              const float *xs, int n_x, int kpc, int has_min, __m256 *f)
+              const float *xs, const float *xh, int n_x, int kpc, int has_min, __m256 *f)
 {
     for (size_t g = 0; g < n_g; g++) {
         const int32_t *wg = p->q + g * 256 + 8 * hh, *xg = xq + g * 16 * T;
@@ -275,10 +333,17 @@ INL void tile(const panel *p, int hh, size_t n_g, const int32_t *xq, const float
                 f[k] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[k]), A),
                                        _mm256_set1_ps(xd[g * T + k]), f[k]);
         }
-        if (has_min) {
-            __m256 B = _mm256_loadu_ps(p->b + g * 16 + 8 * hh);
+        const float *bg = p->b + g * 32 + 8 * hh;
+        if (has_min == 1) {
+            __m256 B = _mm256_loadu_ps(bg);
             for (int k = 0; k < n_x; k++)
                 f[k] = _mm256_fnmadd_ps(B, _mm256_set1_ps(xs[g * T + k]), f[k]);
+        } else if (has_min == 2) {
+            __m256 B0 = _mm256_loadu_ps(bg), B1 = _mm256_loadu_ps(bg + 16);
+            for (int k = 0; k < n_x; k++) {
+                f[k] = _mm256_fnmadd_ps(B0, _mm256_set1_ps(xh[2 * g * T + k]), f[k]);
+                f[k] = _mm256_fnmadd_ps(B1, _mm256_set1_ps(xh[(2 * g + 1) * T + k]), f[k]);
+            }
         }
     }
 }
@@ -308,9 +373,9 @@ INL void tile_chunk(const panel *p, const chunk *c, size_t i, int k0, int n_x)
         __m256 f[SUB];
         for (int k = 0; k < n_x; k++)
             f[k] = c->g0 ? _mm256_maskload_ps(y + (size_t)k * c->n_out, m) : _mm256_setzero_ps();
-        size_t xo = (i * n_g + c->g0) * T + (size_t)k0;
+        size_t xo = (i * n_g + c->g0) * T;
         tile(p, hh, c->g1 - c->g0, x->q + i * T * (x->n_in / 2) + c->g0 * 16 * T + k0,
-             x->d + xo, x->s + xo, n_x, c->kpc, c->has_min, f);
+             x->d + xo + k0, x->s + xo + k0, x->h + 2 * xo + k0, n_x, c->kpc, c->has_min, f);
         __m256 bias = c->b && c->g1 == n_g ? _mm256_maskload_ps(c->b + c->r + 8 * hh, m)
                                            : _mm256_setzero_ps();
         for (int k = 0; k < n_x; k++)
@@ -369,6 +434,7 @@ static tp_qgemm_x token_block(const tp_qgemm_x *x, size_t t0, size_t n)
     v.q += t0 * (x->n_in / 2);
     v.d += t0 * n_g;
     v.s += t0 * n_g;
+    v.h += t0 * 2 * n_g;
     v.n_tok = n;
     return v;
 }
@@ -408,6 +474,8 @@ GEMM(q4_1, 16, 1)
 GEMM(q5_0, 16, 0)
 GEMM(q5_1, 16, 1)
 GEMM(q8_0, 16, 0)
+GEMM(q2_k, 16, 2)
+GEMM(q3_k, 16, 0)
 GEMM(q4_k, 16, 1)
 GEMM(q5_k, 16, 1)
 GEMM(q6_k, 8, 0)
@@ -429,8 +497,16 @@ INL __m256d sum_pd(__m256 v)
                          _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-/* One token's group of 32 at v into the tiles: pairs at dst[p * T], scale, sum. */
-INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
+/* The four lanes of v as one double (the pairs, then their sum, as the AVX-512 form adds). */
+INL double reduce_pd(__m256d v)
+{
+    __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+}
+
+/* One token's group of 32 at v into the tiles: pairs at dst[p * T], scale, sum, the sums of
+ * its halves at h[0] and h[T]. */
+INL void tile_group(const float *v, int32_t *dst, float *d, float *s, float *h)
 {
     const __m256 big = _mm256_set1_ps(3.40282347e38f), sign = _mm256_set1_ps(-0.0f);
     __m256 x[4], ax[4];
@@ -446,7 +522,7 @@ INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
     if (!finite || !(id <= 3.40282347e38f)) { /* poisoned, or too tiny: rounds to zero */
         for (int p = 0; p < 16; p++)
             dst[p * T] = 0;
-        *d = *s = finite ? 0.0f : NAN;
+        *d = *s = h[0] = h[T] = finite ? 0.0f : NAN;
         return;
     }
     *d = amax / 32767.0f;
@@ -460,10 +536,11 @@ INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
     _mm256_storeu_si256((__m256i *)(void *)(pr + 8), pair_of(q[1], q[3]));
     for (int p = 0; p < 16; p++)
         dst[p * T] = pr[p];
-    __m256d sum = _mm256_add_pd(_mm256_add_pd(sum_pd(x[0]), sum_pd(x[1])),
-                                _mm256_add_pd(sum_pd(x[2]), sum_pd(x[3])));
-    __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
-    *s = (float)_mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    __m256d s0 = _mm256_add_pd(sum_pd(x[0]), sum_pd(x[1]));
+    __m256d s1 = _mm256_add_pd(sum_pd(x[2]), sum_pd(x[3]));
+    *s = (float)reduce_pd(_mm256_add_pd(s0, s1));
+    h[0] = (float)reduce_pd(s0);
+    h[T] = (float)reduce_pd(s1);
 }
 
 static TGT void tile_x(const float *x, size_t n_in, size_t n_tok, void *mem, tp_qgemm_x *xt)
@@ -472,21 +549,24 @@ static TGT void tile_x(const float *x, size_t n_in, size_t n_tok, void *mem, tp_
     size_t tiles = (n_tok + T - 1) / T;
     int32_t *xq = mem;
     float *xd = (float *)(void *)(xq + tiles * T * (n_in / 2)), *xs = xd + tiles * T * n_g;
+    float *xh = xs + tiles * T * n_g;
     if (n_tok % T) { /* the padding tokens of the last tile */
         memset(xq + (tiles - 1) * T * (n_in / 2), 0, T * (n_in / 2) * sizeof *xq);
         memset(xd + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xd);
         memset(xs + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xs);
+        memset(xh + (tiles - 1) * T * 2 * n_g, 0, T * 2 * n_g * sizeof *xh);
     }
     for (size_t t = 0; t < n_tok; t++) {
         size_t i = t / T, k = t % T;
         int32_t *qi = xq + i * T * (n_in / 2) + k;
         for (size_t g = 0; g < n_g; g++)
             tile_group(x + t * n_in + 32 * g, qi + g * 16 * T, xd + (i * n_g + g) * T + k,
-                       xs + (i * n_g + g) * T + k);
+                       xs + (i * n_g + g) * T + k, xh + (i * n_g + g) * 2 * T + k);
     }
     xt->q = xq;
     xt->d = xd;
     xt->s = xs;
+    xt->h = xh;
     xt->n_in = n_in;
     xt->n_tok = n_tok;
 }
@@ -502,6 +582,8 @@ int tp_qgemm_fill_avx2(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile)
     fns[TP_TYPE_Q5_0] = gemm_q5_0;
     fns[TP_TYPE_Q5_1] = gemm_q5_1;
     fns[TP_TYPE_Q8_0] = gemm_q8_0;
+    fns[TP_TYPE_Q2_K] = gemm_q2_k;
+    fns[TP_TYPE_Q3_K] = gemm_q3_k;
     fns[TP_TYPE_Q4_K] = gemm_q4_k;
     fns[TP_TYPE_Q5_K] = gemm_q5_k;
     fns[TP_TYPE_Q6_K] = gemm_q6_k;

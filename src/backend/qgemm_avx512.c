@@ -17,7 +17,8 @@
 #define T TP_QGEMM_TOKENS
 
 /* One decoded panel in the scratch: per group, q[g][p][r] (16 pairs x 16 rows), the rows'
- * f32 scales a[g][r] and mins b[g][r]. */
+ * f32 scales a[g][r] and mins b[g][e][r] (e = 0: the group's min, or the first half's for
+ * Q2_K; e = 1: the second half's, Q2_K only). */
 typedef struct panel {
     int32_t *q;
     float *a, *b;
@@ -58,6 +59,13 @@ INL __m512i nib_pair(__m512i v)
 }
 
 /* ---- one row's group g as 16 pairs (element p below element p + 16), scale, min ------- */
+
+/* A 32-bit lane of the 16-bit values lo (low half) and hi. */
+INL __m512i pair16(int lo, int hi)
+{
+    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_set1_epi16((short)lo),
+                                   _mm512_set1_epi16((short)hi));
+}
 
 /* The fifth bits of the 32 elements (bit j of qh for element j) of a Q5_0 / Q5_1 block as 16
  * in each half of the pairs. */
@@ -164,6 +172,46 @@ INL void dec_q6_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
     *b = 0;
 }
 
+/* Q2_K: group 4 h + j of a block of 256 (elements 128 h + 32 j + l, l < 32) takes the 2-bit
+ * fields 2 j of qs[32 h + l]; the 4-bit scales of its two sub-blocks (elements l < 16 and
+ * l >= 16, the two halves of the pairs) are multiplied into the quants (q sc <= 45), and
+ * their mins times dmin go to b[0] and b[16]. */
+INL void dec_q2_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    const uint8_t *blk = row + g / 8 * 84, *qs = blk + 16 + 32 * (g % 8 / 4);
+    const uint8_t *sc = blk + 2 * (g % 8);
+    __m128i sh = _mm_cvtsi32_si128(2 * (int)(g % 4));
+    __m512i lo = _mm512_and_si512(_mm512_srl_epi32(ld_u8(qs), sh), set32(3));
+    __m512i hi = _mm512_and_si512(_mm512_srl_epi32(ld_u8(qs + 16), sh), set32(3));
+    *v = _mm512_mullo_epi16(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)),
+                            pair16(sc[0] & 15, sc[1] & 15));
+    float dmin = h2f(blk + 82);
+    *a = h2f(blk + 80);
+    b[0] = dmin * (float)(sc[0] >> 4);
+    b[16] = dmin * (float)(sc[1] >> 4);
+}
+
+/* Q3_K: group 4 h + j as Q2_K's fields of qs (at 32), less 4 where bit 4 h + j of hmask[l]
+ * is clear (-4..3); the signed 6-bit scales (-32..31) of the two sub-blocks are multiplied
+ * into the quants (|q sc| <= 128: sixteen pair products with |x| <= 32767 stay below 2^31,
+ * so one conversion per group, as for the types without sub-block scales). */
+INL void dec_q3_k(const uint8_t *row, size_t g, __m512i *v, float *a, float *b)
+{
+    const uint8_t *blk = row + g / 8 * 110, *qs = blk + 32 + 32 * (g % 8 / 4);
+    int jj = (int)(g % 8);
+    __m128i sh = _mm_cvtsi32_si128(2 * (jj % 4)), hb = _mm_cvtsi32_si128(jj);
+    __m512i q[2];
+    for (int e = 0; e < 2; e++) {
+        __m512i low = _mm512_and_si512(_mm512_srl_epi32(ld_u8(qs + 16 * e), sh), set32(3));
+        __m512i top = _mm512_and_si512(_mm512_srl_epi32(ld_u8(blk + 16 * e), hb), set32(1));
+        q[e] = _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(top, 2)), set32(4));
+    }
+    *v = _mm512_mullo_epi16(pair_of(q[0], q[1]), pair16(tp_q3_k_scale(blk + 96, 2 * jj) - 32,
+                                                        tp_q3_k_scale(blk + 96, 2 * jj + 1) - 32));
+    *a = h2f(blk + 108);
+    *b = 0;
+}
+
 /* ---- a panel: 16 rows' groups, transposed so that each vector holds one pair of 16 rows */
 
 INL void transpose16(__m512i v[16])
@@ -199,8 +247,9 @@ INL void transpose16(__m512i v[16])
     {                                                                                          \
         for (size_t g = g0; g < g1; g++) {                                                     \
             __m512i v[16];                                                                     \
-            float a[16], b[16];                                                                \
+            float a[16], b[32];                                                                \
             for (int r = 0; r < 16; r++) {                                                     \
+                b[16 + r] = 0; /* the second mins, Q2_K's only */                              \
                 if (r < nr) {                                                                  \
                     dec_##name(W + (r0 + (size_t)r) * rb, g, &v[r], &a[r], &b[r]);              \
                 } else {                                                                       \
@@ -213,7 +262,7 @@ INL void transpose16(__m512i v[16])
             for (int c = 0; c < 16; c++)                                                       \
                 _mm512_storeu_si512((void *)(p->q + at * 256 + (size_t)c * 16), v[c]);        \
             memcpy(p->a + at * 16, a, sizeof a);                                               \
-            memcpy(p->b + at * 16, b, sizeof b);                                               \
+            memcpy(p->b + at * 32, b, sizeof b);                                               \
         }                                                                                      \
     }
 PACK(q4_0)
@@ -221,6 +270,8 @@ PACK(q4_1)
 PACK(q5_0)
 PACK(q5_1)
 PACK(q8_0)
+PACK(q2_k)
+PACK(q3_k)
 PACK(q4_k)
 PACK(q5_k)
 PACK(q6_k)
@@ -229,9 +280,10 @@ PACK(q6_k)
 
 /* Groups in order (n_g of them, from the panel's first); within a group, the integer sums of
  * kpc pairs (16, or 8 for Q6_K) are converted and scaled (a * dx) into f, then the min times
- * the exact group sum leaves it. */
+ * the exact group sum leaves it (has_min 1), or each half's min times the exact sum of the
+ * half, first half first (has_min 2, Q2_K). */
 INL void tile(const panel *p, size_t n_g, const int32_t *xq, const float *xd, const float *xs,
-              int n_x, int kpc, int has_min, __m512 *f)
+              const float *xh, int n_x, int kpc, int has_min, __m512 *f)
 {
     for (size_t g = 0; g < n_g; g++) {
         const int32_t *wg = p->q + g * 256, *xg = xq + g * 16 * T;
@@ -250,10 +302,16 @@ INL void tile(const panel *p, size_t n_g, const int32_t *xq, const float *xd, co
                 f[k] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[k]), A),
                                        _mm512_set1_ps(xd[g * T + k]), f[k]);
         }
-        if (has_min) {
-            __m512 B = _mm512_loadu_ps(p->b + g * 16);
+        if (has_min == 1) {
+            __m512 B = _mm512_loadu_ps(p->b + g * 32);
             for (int k = 0; k < n_x; k++)
                 f[k] = _mm512_fnmadd_ps(B, _mm512_set1_ps(xs[g * T + k]), f[k]);
+        } else if (has_min == 2) {
+            __m512 B0 = _mm512_loadu_ps(p->b + g * 32), B1 = _mm512_loadu_ps(p->b + g * 32 + 16);
+            for (int k = 0; k < n_x; k++) {
+                f[k] = _mm512_fnmadd_ps(B0, _mm512_set1_ps(xh[2 * g * T + k]), f[k]);
+                f[k] = _mm512_fnmadd_ps(B1, _mm512_set1_ps(xh[(2 * g + 1) * T + k]), f[k]);
+            }
         }
     }
 }
@@ -281,8 +339,9 @@ INL void tile_chunk(const panel *p, const chunk *c, size_t i, int n_x)
     __m512 f[T];
     for (int k = 0; k < n_x; k++)
         f[k] = c->g0 ? _mm512_maskz_loadu_ps(m, y + (size_t)k * c->n_out) : _mm512_setzero_ps();
-    tile(p, c->g1 - c->g0, x->q + i * T * (x->n_in / 2) + c->g0 * 16 * T,
-         x->d + (i * n_g + c->g0) * T, x->s + (i * n_g + c->g0) * T, n_x, c->kpc, c->has_min, f);
+    size_t xo = (i * n_g + c->g0) * T;
+    tile(p, c->g1 - c->g0, x->q + i * T * (x->n_in / 2) + c->g0 * 16 * T, x->d + xo, x->s + xo,
+         x->h + 2 * xo, n_x, c->kpc, c->has_min, f);
     __m512 bias = c->b && c->g1 == n_g ? _mm512_maskz_loadu_ps(m, c->b + c->r) : _mm512_setzero_ps();
     for (int k = 0; k < n_x; k++)
         _mm512_mask_storeu_ps(y + (size_t)k * c->n_out, m, _mm512_add_ps(f[k], bias));
@@ -340,6 +399,7 @@ static tp_qgemm_x token_block(const tp_qgemm_x *x, size_t t0, size_t n)
     v.q += t0 * (x->n_in / 2);
     v.d += t0 * n_g;
     v.s += t0 * n_g;
+    v.h += t0 * 2 * n_g;
     v.n_tok = n;
     return v;
 }
@@ -379,14 +439,24 @@ GEMM(q4_1, 16, 1)
 GEMM(q5_0, 16, 0)
 GEMM(q5_1, 16, 1)
 GEMM(q8_0, 16, 0)
+GEMM(q2_k, 16, 2)
+GEMM(q3_k, 16, 0)
 GEMM(q4_k, 16, 1)
 GEMM(q5_k, 16, 1)
 GEMM(q6_k, 8, 0)
 
 /* ---- the activations ----------------------------------------------------------------- */
 
-/* One token's group of 32 at v into the tiles: pairs at dst[p * T], scale, sum. */
-INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
+/* The two 256-bit halves of v as eight doubles, added lane by lane (exact). */
+INL __m512d sum_pd(__m512 v)
+{
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_cvtps_pd(hi));
+}
+
+/* One token's group of 32 at v into the tiles: pairs at dst[p * T], scale, sum, the sums of
+ * its halves at h[0] and h[T]. */
+INL void tile_group(const float *v, int32_t *dst, float *d, float *s, float *h)
 {
     const __m512 big = _mm512_set1_ps(3.40282347e38f);
     __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
@@ -400,7 +470,7 @@ INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), set32(T));
     if (!finite || !(id <= 3.40282347e38f)) { /* poisoned, or too tiny: rounds to zero */
         _mm512_i32scatter_epi32(dst, idx, _mm512_setzero_si512(), 4);
-        *d = *s = finite ? 0.0f : NAN;
+        *d = *s = h[0] = h[T] = finite ? 0.0f : NAN;
         return;
     }
     *d = amax / 32767.0f;
@@ -409,12 +479,10 @@ INL void tile_group(const float *v, int32_t *dst, float *d, float *s)
     __m512i q0 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v0, vid)), hi), lo);
     __m512i q1 = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(v1, vid)), hi), lo);
     _mm512_i32scatter_epi32(dst, idx, pair_of(q0, q1), 4);
-    __m512d sum = _mm512_add_pd(
-        _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v0)),
-                      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1)))),
-        _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v1)),
-                      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v1), 1)))));
-    *s = (float)_mm512_reduce_add_pd(sum);
+    __m512d s0 = sum_pd(v0), s1 = sum_pd(v1);
+    *s = (float)_mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    h[0] = (float)_mm512_reduce_add_pd(s0);
+    h[T] = (float)_mm512_reduce_add_pd(s1);
 }
 
 static TGT void tile_x(const float *x, size_t n_in, size_t n_tok, void *mem, tp_qgemm_x *xt)
@@ -423,21 +491,24 @@ static TGT void tile_x(const float *x, size_t n_in, size_t n_tok, void *mem, tp_
     size_t tiles = (n_tok + T - 1) / T;
     int32_t *xq = mem;
     float *xd = (float *)(void *)(xq + tiles * T * (n_in / 2)), *xs = xd + tiles * T * n_g;
+    float *xh = xs + tiles * T * n_g;
     if (n_tok % T) { /* the padding tokens of the last tile */
         memset(xq + (tiles - 1) * T * (n_in / 2), 0, T * (n_in / 2) * sizeof *xq);
         memset(xd + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xd);
         memset(xs + (tiles - 1) * T * n_g, 0, T * n_g * sizeof *xs);
+        memset(xh + (tiles - 1) * T * 2 * n_g, 0, T * 2 * n_g * sizeof *xh);
     }
     for (size_t t = 0; t < n_tok; t++) {
         size_t i = t / T, k = t % T;
         int32_t *qi = xq + i * T * (n_in / 2) + k;
         for (size_t g = 0; g < n_g; g++)
             tile_group(x + t * n_in + 32 * g, qi + g * 16 * T, xd + (i * n_g + g) * T + k,
-                       xs + (i * n_g + g) * T + k);
+                       xs + (i * n_g + g) * T + k, xh + (i * n_g + g) * 2 * T + k);
     }
     xt->q = xq;
     xt->d = xd;
     xt->s = xs;
+    xt->h = xh;
     xt->n_in = n_in;
     xt->n_tok = n_tok;
 }
@@ -453,6 +524,8 @@ int tp_qgemm_fill_avx512(tp_qgemm_fn *fns, size_t n, tp_qgemm_tile_fn *tile)
     fns[TP_TYPE_Q5_0] = gemm_q5_0;
     fns[TP_TYPE_Q5_1] = gemm_q5_1;
     fns[TP_TYPE_Q8_0] = gemm_q8_0;
+    fns[TP_TYPE_Q2_K] = gemm_q2_k;
+    fns[TP_TYPE_Q3_K] = gemm_q3_k;
     fns[TP_TYPE_Q4_K] = gemm_q4_k;
     fns[TP_TYPE_Q5_K] = gemm_q5_k;
     fns[TP_TYPE_Q6_K] = gemm_q6_k;

@@ -70,6 +70,13 @@ static inline void tp_q3_k_scales(const uint8_t s[12], int out[16])
     }
 }
 
+/* The 6-bit scale (before the -32) of Q3_K sub-block j (0-15) alone, as tp_q3_k_scales. */
+static inline int tp_q3_k_scale(const uint8_t s[12], int j)
+{
+    int low = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
+    return low | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
+}
+
 /* f16 -> f32 as an inline for the row loops (tp_f16_to_f32 is the exported copy). */
 static inline float tp_half_to_float(uint16_t h)
 {
