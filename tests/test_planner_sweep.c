@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "planner/planner_internal.h"
 #include "support/xorshift.h"
 #include "support/zero_waste.h"
@@ -369,6 +370,41 @@ static void test_budget_ends_the_sweep_unproven(void **state)
     free(off);
 }
 
+/* The subset sums of the sweep cost up to 2^24 words per tensor: 2,000 tensors over two
+ * nodes, tight at 2^28 bytes (two bitsets of 2^22 words), take seconds to sum. A deadline
+ * that has passed ends the sweep there: nothing found, nothing proven, no node, and in a
+ * small part of that time. */
+static void test_a_passed_deadline_ends_the_sweep_setup(void **state)
+{
+    (void)state;
+    const size_t half = 1000, cap = (size_t)1 << 28;
+    tp_tensor_lifetime *t = malloc(2 * half * sizeof *t);
+    size_t *off = malloc(2 * half * sizeof *off);
+    assert_true(t && off);
+    for (size_t node = 0; node < 2; node++) {
+        size_t left = cap;
+        for (size_t i = 0; i < half; i++) {
+            const size_t size = i + 1 < half ? cap / half + (i % 3) * 64 : left;
+            t[node * half + i] = (tp_tensor_lifetime){ size, node, node };
+            left -= size;
+        }
+    }
+    assert_true(tight_by_nodes(t, 2 * half, cap));
+    const double t0 = tp_clock_seconds();
+    tp_sweep_params p = { cap, t0 - 1, 0, NULL, 0 };
+    tp_sweep_result res;
+    assert_int_equal(tp_sweep_core(t, 2 * half, &p, off, &res), TP_OK);
+    const double took = tp_clock_seconds() - t0;
+    assert_true(res.applies);
+    assert_true(res.timed_out);
+    assert_false(res.found);
+    assert_false(res.complete);
+    assert_true(res.nodes == 0);
+    assert_true(took < 0.5); /* the sums alone take several seconds here */
+    free(t);
+    free(off);
+}
+
 /* What the progress callback saw: every report's nodes, and whether each report's other
  * fields were the ones the ticker (or the driver) stands for. */
 typedef struct tick_log {
@@ -515,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_driver_plans_a_zero_waste_problem),
         cmocka_unit_test(test_sweep_stays_out_where_it_does_not_apply),
         cmocka_unit_test(test_budget_ends_the_sweep_unproven),
+        cmocka_unit_test(test_a_passed_deadline_ends_the_sweep_setup),
         cmocka_unit_test(test_sweep_reports_progress_all_along),
         cmocka_unit_test(test_driver_reports_during_the_sweep),
     };

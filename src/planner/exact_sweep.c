@@ -310,7 +310,8 @@ static int sw_reach(const sw *s, size_t k, size_t x)
 
 /* The subset sums of every section's starters, when n_sec x (limit + 1) bits fit in
  * SW_REACH_BYTES (otherwise s->reach stays NULL and nothing is pruned by them): per starter,
- * the bitset or'ed with itself shifted by the size. */
+ * the bitset or'ed with itself shifted by the size. Up to 2^24 words a starter: the clock
+ * is read by the words done, and a passed deadline stops it (s->stopped). */
 static int sw_build_reach(sw *s)
 {
     s->words = s->limit / 64 + 1;
@@ -330,6 +331,14 @@ static int sw_build_reach(sw *s)
                     if (r != 0 && i > q)
                         v |= b[i - q - 1] >> (64 - r);
                     b[i] |= v;
+                }
+                s->work += s->words - q;
+                if (s->work >= s->next_clock) {
+                    s->next_clock = s->work + SW_WORK_PER_CLOCK;
+                    if (tp_sweep_clock(s->params, 0)) {
+                        s->stopped = 1;
+                        return 1;
+                    }
                 }
             }
     }
