@@ -140,6 +140,27 @@ static void test_refusals(void **state)
     assert_int_equal(plan(t, 1, NULL, overlap, 2, TP_PLAN_GREEDY, off, &arena, NULL), TP_ERR_INVALID);
 }
 
+/* A tensor of size 0 takes no bytes, but its gaps follow the same rules (they were once
+ * not checked for overlaps): overlapping ones are refused under every strategy, the others
+ * accepted with the tensor at 0. */
+static void test_refusals_for_a_tensor_of_size_zero(void **state)
+{
+    (void)state;
+    const tp_tensor_lifetime t[] = { { 4, 0, 3 }, { 0, 1, 5 } };
+    const tp_tensor_gap overlap[] = { { 1, 1, 5, 0, 0, 0 }, { 1, 1, 5, 0, 0, 0 } };
+    const tp_tensor_gap apart[] = { { 1, 1, 2, 0, 0, 0 }, { 1, 3, 5, 1, 0, 0 } };
+    const tp_tensor_gap wide[] = { { 1, 1, 2, 1, 0, 1 } };
+    for (size_t s = 0; s < 3; s++) {
+        size_t off[2] = { 7, 7 }, arena = 0;
+        assert_int_equal(plan(t, 2, NULL, overlap, 2, all[s], off, &arena, NULL),
+                         TP_ERR_INVALID);
+        assert_int_equal(plan(t, 2, NULL, wide, 1, all[s], off, &arena, NULL), TP_ERR_INVALID);
+        assert_int_equal(plan(t, 2, NULL, apart, 2, all[s], off, &arena, NULL), TP_OK);
+        assert_int_equal(off[1], 0);
+        assert_int_equal(arena, 4);
+    }
+}
+
 /* ---- random cases against the definition ---- */
 
 enum { N = 6, HORIZON = 6 };
@@ -248,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_gap_with_window),
         cmocka_unit_test(test_gap_and_alignment),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_refusals_for_a_tensor_of_size_zero),
         cmocka_unit_test(test_random_against_the_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,11 +12,13 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "planner/planner_internal.h"
 #include "support/xorshift.h"
 #include "support/zero_waste.h"
 #include "tensorplan/planner.h"
 
+#define SWEEP_SEED 8000 /* n = 1000, the balanced cuts: not planned by the sweep in 0.8 s */
 static int sanitized(void) { return getenv("TP_SANITIZED") != NULL; }
 
 static size_t load_at(const tp_tensor_lifetime *t, size_t n, size_t node)
@@ -181,7 +183,7 @@ static void test_sweep_decides_like_brute_force(void **state)
         const size_t L = peak_of(t, n);
         size_t bf[16], off[16];
         const int want = fits(t, n, L, bf, 0);
-        tp_sweep_params p = { L, 0, 0 };
+        tp_sweep_params p = { L, 0, 0, NULL, 0 };
         tp_sweep_result res;
         for (int core = 0; core < 2; core++) {
             memset(&res, 0, sizeof res);
@@ -255,7 +257,7 @@ static void test_zero_waste_family_planned_at_the_capacity(void **state)
         assert_non_null(off);
         tpt_zero_waste_balanced(&r, n, 1000, cap, t, NULL);
         assert_true(tight_by_nodes(t, n, cap));
-        tp_sweep_params p = { cap, 0, 4000000 };
+        tp_sweep_params p = { cap, 0, 4000000, NULL, 0 };
         tp_sweep_result res;
         assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
         assert_true(res.applies);
@@ -320,7 +322,7 @@ static void test_sweep_stays_out_where_it_does_not_apply(void **state)
 {
     (void)state;
     const tp_tensor_lifetime loose[] = { { 4, 0, 1 }, { 2, 1, 2 }, { 3, 3, 3 } };
-    tp_sweep_params p = { 6, 0, 0 };
+    tp_sweep_params p = { 6, 0, 0, NULL, 0 };
     tp_sweep_result res;
     size_t off[4], arena = 0;
     assert_int_equal(tp_sweep_search(loose, 3, &p, off, &res), TP_OK);
@@ -356,7 +358,7 @@ static void test_budget_ends_the_sweep_unproven(void **state)
     assert_non_null(t);
     assert_non_null(off);
     tpt_zero_waste(&r, n, 1000, cap, t, NULL);
-    tp_sweep_params p = { cap, 0, 1000 };
+    tp_sweep_params p = { cap, 0, 1000, NULL, 0 };
     tp_sweep_result res;
     assert_int_equal(tp_sweep_core(t, n, &p, off, &res), TP_OK);
     assert_true(res.applies);
@@ -364,6 +366,177 @@ static void test_budget_ends_the_sweep_unproven(void **state)
     assert_false(res.complete);
     assert_true(res.timed_out);
     assert_true(res.nodes <= 1000);
+    free(t);
+    free(off);
+}
+
+/* The subset sums of the sweep cost up to 2^24 words per tensor: 2,000 tensors over two
+ * nodes, tight at 2^28 bytes (two bitsets of 2^22 words), take seconds to sum. A deadline
+ * that has passed ends the sweep there: nothing found, nothing proven, no node, and in a
+ * small part of that time. */
+static void test_a_passed_deadline_ends_the_sweep_setup(void **state)
+{
+    (void)state;
+    const size_t half = 1000, cap = (size_t)1 << 28;
+    tp_tensor_lifetime *t = malloc(2 * half * sizeof *t);
+    size_t *off = malloc(2 * half * sizeof *off);
+    assert_true(t && off);
+    for (size_t node = 0; node < 2; node++) {
+        size_t left = cap;
+        for (size_t i = 0; i < half; i++) {
+            const size_t size = i + 1 < half ? cap / half + (i % 3) * 64 : left;
+            t[node * half + i] = (tp_tensor_lifetime){ size, node, node };
+            left -= size;
+        }
+    }
+    assert_true(tight_by_nodes(t, 2 * half, cap));
+    const double t0 = tp_clock_seconds();
+    tp_sweep_params p = { cap, t0 - 1, 0, NULL, 0 };
+    tp_sweep_result res;
+    assert_int_equal(tp_sweep_core(t, 2 * half, &p, off, &res), TP_OK);
+    const double took = tp_clock_seconds() - t0;
+    assert_true(res.applies);
+    assert_true(res.timed_out);
+    assert_false(res.found);
+    assert_false(res.complete);
+    assert_true(res.nodes == 0);
+    assert_true(took < 0.5); /* the sums alone take several seconds here */
+    free(t);
+    free(off);
+}
+
+/* What the progress callback saw: every report's nodes, and whether each report's other
+ * fields were the ones the ticker (or the driver) stands for. */
+typedef struct tick_log {
+    size_t n, cap;
+    unsigned long long *nodes;
+    double *elapsed;
+    size_t *lower, *best;
+    int *have;
+    int misplaced; /* a report named a greedy pass (placed or to_place) */
+} tick_log;
+
+static void on_tick(const tp_plan_progress *p, void *user)
+{
+    tick_log *l = user;
+    l->misplaced |= p->placed != 0 || p->to_place != 0;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->nodes = realloc(l->nodes, l->cap * sizeof *l->nodes);
+        l->elapsed = realloc(l->elapsed, l->cap * sizeof *l->elapsed);
+        l->lower = realloc(l->lower, l->cap * sizeof *l->lower);
+        l->best = realloc(l->best, l->cap * sizeof *l->best);
+        l->have = realloc(l->have, l->cap * sizeof *l->have);
+        assert_true(l->nodes && l->elapsed && l->lower && l->best && l->have);
+    }
+    l->nodes[l->n] = p->nodes;
+    l->elapsed[l->n] = p->elapsed_seconds;
+    l->lower[l->n] = p->lower_bound;
+    l->best[l->n] = p->best_arena;
+    l->have[l->n++] = p->have_best;
+}
+
+static void tick_log_free(tick_log *l)
+{
+    free(l->nodes);
+    free(l->elapsed);
+    free(l->lower);
+    free(l->best);
+    free(l->have);
+}
+
+/* The sweep and its cuts with a ticker that reports at every read of the clock: reports all
+ * along the search (their nodes never fall, never more than a few clock periods of nodes
+ * apart, from the first node to the last), with the ticker's figures, and the same result
+ * and plan as without it. Deterministic: the clock is read by node counts. */
+static void test_sweep_reports_progress_all_along(void **state)
+{
+    (void)state;
+    const size_t n = 500, cap = 1048576;
+    const unsigned long long before = 12345, budget = 600000, gap = 4096;
+    tpt_rng r = tpt_rng_seeded(1 * 1000 + n);
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off), *off2 = malloc(n * sizeof *off2);
+    assert_true(t && off && off2);
+    tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    tick_log log = { 0 };
+    tp_sweep_ticker tk = { on_tick, &log, 0, 0, 0, 1, 3 * cap, cap };
+    tp_sweep_params p = { cap, 0, budget, &tk, before };
+    tp_sweep_result res, plain;
+    assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.applies);
+    /* the search ran long enough to need reports, within its budget (and the node or two
+     * of a pass started with none left) */
+    assert_true(res.nodes > 100 * gap && res.nodes <= budget + 2);
+    assert_true(log.n > res.nodes / (2 * gap));
+    assert_false(log.misplaced);
+    unsigned long long prev = before;
+    for (size_t k = 0; k < log.n; k++) {
+        assert_true(log.nodes[k] >= prev && log.nodes[k] - prev <= gap);
+        assert_true(log.nodes[k] <= before + res.nodes);
+        assert_true(k == 0 || log.elapsed[k] >= log.elapsed[k - 1]);
+        assert_true(log.have[k] && log.best[k] == 3 * cap && log.lower[k] == cap);
+        prev = log.nodes[k];
+    }
+    assert_true(before + res.nodes - prev <= gap);
+    tp_sweep_params q = { cap, 0, budget, NULL, 0 };
+    assert_int_equal(tp_sweep_search(t, n, &q, off2, &plain), TP_OK);
+    assert_int_equal(plain.found, res.found);
+    assert_int_equal(plain.complete, res.complete);
+    assert_int_equal(plain.repaired, res.repaired);
+    assert_int_equal(plain.by_cuts, res.by_cuts);
+    assert_int_equal(plain.nodes, res.nodes);
+    if (res.found || res.repaired)
+        assert_memory_equal(off, off2, n * sizeof *off);
+    tick_log_free(&log);
+    free(t);
+    free(off);
+    free(off2);
+}
+
+/* The driver under a time limit of 2 s on a zero-waste problem that the sweep does not plan
+ * in its share of it (40%, from about 0.8 s after the portfolio): the reports of the whole
+ * call keep their order (nodes and time never fall, the bound never falls, the best arena
+ * never rises), and one with nodes counted comes within 0.5 s of the portfolio's last (or of
+ * the start): from inside the sweep, since the search after it starts only when the sweep's
+ * share has run out. */
+static void test_driver_reports_during_the_sweep(void **state)
+{
+    (void)state;
+    const size_t n = 1000, cap = 1048576;
+    tpt_rng r = tpt_rng_seeded(SWEEP_SEED);
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off), a = 0;
+    assert_true(t && off);
+    tpt_zero_waste_balanced(&r, n, 1000, cap, t, NULL);
+    tp_plan_options o;
+    tp_plan_options_init(&o);
+    o.strategy = TP_PLAN_EXACT;
+    o.threads = 1;
+    o.time_limit_seconds = 2;
+    tick_log log = { 0 };
+    o.progress = on_tick;
+    o.user = &log;
+    tp_plan_report rep;
+    assert_int_equal(tp_plan_offsets_ex(t, n, &o, off, &a, &rep), TP_OK);
+    assert_plan_within(t, n, off, a);
+    double before_search = 0, first_counted = -1;
+    for (size_t k = 0; k < log.n; k++) {
+        if (log.nodes[k] == 0)
+            before_search = log.elapsed[k];
+        else if (first_counted < 0)
+            first_counted = log.elapsed[k];
+        assert_true(log.nodes[k] <= rep.nodes_explored);
+        assert_true(log.lower[k] >= cap && log.lower[k] <= rep.lower_bound);
+        if (k == 0)
+            continue;
+        assert_true(log.nodes[k] >= log.nodes[k - 1]);
+        assert_true(log.elapsed[k] >= log.elapsed[k - 1]);
+        assert_true(log.lower[k] >= log.lower[k - 1]);
+        assert_true(!log.have[k - 1] || (log.have[k] && log.best[k] <= log.best[k - 1]));
+    }
+    assert_true(first_counted >= 0 && first_counted - before_search < 0.5);
+    tick_log_free(&log);
     free(t);
     free(off);
 }
@@ -378,6 +551,9 @@ int main(void)
         cmocka_unit_test(test_driver_plans_a_zero_waste_problem),
         cmocka_unit_test(test_sweep_stays_out_where_it_does_not_apply),
         cmocka_unit_test(test_budget_ends_the_sweep_unproven),
+        cmocka_unit_test(test_a_passed_deadline_ends_the_sweep_setup),
+        cmocka_unit_test(test_sweep_reports_progress_all_along),
+        cmocka_unit_test(test_driver_reports_during_the_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

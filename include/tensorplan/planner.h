@@ -79,7 +79,8 @@ typedef enum tp_plan_strategy {
 } tp_plan_strategy;
 
 /* What a progress callback sees (about every 0.1 s, on the calling thread): during a
- * greedy pass that runs that long, and between the passes of a portfolio and during a search. */
+ * greedy pass that runs that long, between the passes of a portfolio, and during a search
+ * (the time sweep of tight problems and its cuts included). nodes never decrease. */
 typedef struct tp_plan_progress {
     int have_best;                /* 1 once some plan is known                          */
     size_t best_arena;            /* arena of the best plan so far (when have_best)     */

@@ -73,12 +73,15 @@ static tp_status plan_bound(const tp_tensor_lifetime *tensors, size_t count,
  * peak: a plan there is optimal; an exhausted sweep proves the peak + 1. *done: nothing is
  * left to search (a plan at the peak, or a decision at the peak proven infeasible). */
 static tp_status run_sweep(const tp_tensor_lifetime *tensors, size_t count,
-                           const tp_plan_options *o, double deadline, size_t peak,
-                           tp_plan_report *rep, size_t *best, size_t *offsets, size_t *trial,
-                           int *done)
+                           const tp_plan_options *o, double start, double deadline,
+                           size_t peak, tp_plan_report *rep, size_t *best, size_t *offsets,
+                           size_t *trial, int *done)
 {
     *done = 0;
-    tp_sweep_params sp = { peak, 0, 0 };
+    tp_sweep_ticker ticker = { o->progress, o->user, start, tp_clock_seconds(), 0.1, 1, *best,
+                               rep->lower_bound };
+    tp_sweep_params sp = { peak, 0, 0, o->progress != NULL ? &ticker : NULL,
+                           rep->nodes_explored };
     if (deadline > 0) {
         const double now = tp_clock_seconds();
         sp.deadline = now + (deadline > now ? (deadline - now) * SWEEP_TIME_SHARE : 0);
@@ -126,12 +129,12 @@ static tp_status run_sweep(const tp_tensor_lifetime *tensors, size_t count,
  * or probes and then a complete search that minimises the arena. */
 static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
                            const tp_plan_options *o, size_t align, const tp_general *g,
-                           double start, double deadline, size_t peak, tp_plan_report *rep,
-                           size_t *best, size_t *offsets, size_t *trial)
+                           double start, double deadline, tp_plan_report *rep, size_t *best,
+                           size_t *offsets, size_t *trial)
 {
     const int decision = o->capacity > 0;
     tp_status st = TP_OK;
-    tp_plan_call_progress(o, 1, *best, peak, start, 0);
+    tp_plan_call_progress(o, 1, *best, rep->lower_bound, start, rep->nodes_explored);
     tp_exact_params xp;
     memset(&xp, 0, sizeof xp);
     xp.alignment = align;
@@ -225,10 +228,10 @@ static tp_status search_exact(const tp_tensor_lifetime *tensors, size_t count,
     tp_status st = TP_OK;
     if (align == 1 && !g->has_gaps && unit_alignments(g, count) &&
         (o->capacity == 0 || peak == o->capacity))
-        st = run_sweep(tensors, count, o, deadline, peak, rep, best, offsets, trial, &done);
+        st = run_sweep(tensors, count, o, start, deadline, peak, rep, best, offsets, trial,
+                       &done);
     if (st == TP_OK && !done)
-        st = run_exact(tensors, count, o, align, g, start, deadline, peak, rep, best, offsets,
-                       trial);
+        st = run_exact(tensors, count, o, align, g, start, deadline, rep, best, offsets, trial);
     return st;
 }
 

@@ -56,6 +56,7 @@ typedef struct st {
     unsigned char *placed; /* per caller's tensor: planned by a part */
     size_t (*gap)[2];      /* the repair's scratch: placed ranges that meet one tensor */
     double deadline;
+    const tp_sweep_params *params; /* the deadline and the progress reports */
     unsigned long long nodes, node_limit, part_nodes;
     int stopped, budget_hit;
 } st;
@@ -81,10 +82,10 @@ static void st_sort(st *s, const st_part *p)
         x[i] = s->key[i].index;
 }
 
-/* The deadline, read every 1,024 nodes. */
+/* The deadline and the progress reports, every 1,024 nodes. */
 static int st_past(st *s)
 {
-    if ((s->nodes & 1023u) == 0 && s->deadline > 0 && tp_clock_seconds() >= s->deadline)
+    if ((s->nodes & 1023u) == 0 && tp_sweep_clock(s->params, s->nodes))
         s->stopped = 1;
     return s->stopped;
 }
@@ -282,9 +283,12 @@ static int st_balance(st *s, const st_part *p, size_t seed)
             st_unapply(s, p, --d);
             continue;
         }
-        if (budget-- == 0 || (++s->nodes >= s->node_limit && s->node_limit != 0) ||
-            st_past(s)) {
+        if (budget-- == 0 || st_past(s)) {
             s->budget_hit = 1;
+            return 0;
+        }
+        if (++s->nodes >= s->node_limit && s->node_limit != 0) {
+            s->budget_hit = s->stopped = 1; /* the whole budget: nothing more is tried */
             return 0;
         }
         const int o = forced || s->state[d] == 1;
@@ -348,9 +352,11 @@ static tp_status st_sweep_part(st *s, const st_part *p, int *ok)
     const size_t *x = s->idx + p->beg;
     for (size_t i = 0; i < p->n; i++)
         s->sub[i] = s->t[x[i]];
-    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes / ST_SWEEP_SHARE };
-    if (s->node_limit != 0 && s->node_limit - s->nodes < sp.node_limit)
-        sp.node_limit = s->node_limit > s->nodes ? s->node_limit - s->nodes : 1;
+    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes / ST_SWEEP_SHARE,
+                           s->params->ticker, s->params->nodes_before + s->nodes };
+    const unsigned long long left = s->node_limit > s->nodes ? s->node_limit - s->nodes : 1;
+    if (s->node_limit != 0 && left < sp.node_limit)
+        sp.node_limit = left;
     tp_sweep_result r;
     tp_status st = tp_sweep_core(s->sub, p->n, &sp, s->sub_off, &r);
     s->nodes += r.nodes;
@@ -423,8 +429,12 @@ static int st_repair(st *s, size_t count, size_t m, size_t *arena)
         if (s->t[i].size > 0 && !s->placed[i])
             b[u++] = (st_big){ s->t[i].size, i };
     qsort(b, u, sizeof *b, by_big);
+    tp_sweep_params q = *s->params;
+    q.deadline = 0; /* the repair is bounded: the reports only */
     int ok = 1;
     for (size_t k = 0; k < u && ok; k++) {
+        if ((k & 15u) == 15u)
+            (void)tp_sweep_clock(&q, s->nodes);
         const size_t x = b[k].index, at = st_lowest(s, count, x);
         ok = at <= SIZE_MAX - s->t[x].size;
         s->offsets[x] = at;
@@ -527,6 +537,7 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     s.t = tensors;
     s.offsets = offsets;
     s.deadline = params->deadline;
+    s.params = params;
     s.node_limit = params->node_limit;
     s.part_nodes = part_nodes;
     m = 0;

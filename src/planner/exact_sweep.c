@@ -21,6 +21,7 @@
 #define SW_FIRST_RUN 1000ULL /* nodes of the unit restart budget */
 #define SW_CUT_NODES 200000ULL /* the first per-part budget of the cuts (exact_strips.c) */
 #define SW_REACH_BYTES ((size_t)128 << 20) /* the most memory for the subset sums */
+#define SW_WORK_PER_CLOCK (1ULL << 20) /* inner-loop steps between two reads of the clock */
 
 /* ---- Tightness ----------------------------------------------------------------------- */
 
@@ -126,7 +127,8 @@ typedef struct sw {
     sw_frame *fr;
     size_t depth;
     unsigned long long nodes, node_limit, run_end;
-    double deadline;
+    unsigned long long work, next_clock; /* inner-loop steps; when to read the clock next */
+    const tp_sweep_params *params; /* the deadline and the progress reports */
     int stopped, run_out;
 } sw;
 
@@ -308,7 +310,8 @@ static int sw_reach(const sw *s, size_t k, size_t x)
 
 /* The subset sums of every section's starters, when n_sec x (limit + 1) bits fit in
  * SW_REACH_BYTES (otherwise s->reach stays NULL and nothing is pruned by them): per starter,
- * the bitset or'ed with itself shifted by the size. */
+ * the bitset or'ed with itself shifted by the size. Up to 2^24 words a starter: the clock
+ * is read by the words done, and a passed deadline stops it (s->stopped). */
 static int sw_build_reach(sw *s)
 {
     s->words = s->limit / 64 + 1;
@@ -328,6 +331,14 @@ static int sw_build_reach(sw *s)
                     if (r != 0 && i > q)
                         v |= b[i - q - 1] >> (64 - r);
                     b[i] |= v;
+                }
+                s->work += s->words - q;
+                if (s->work >= s->next_clock) {
+                    s->next_clock = s->work + SW_WORK_PER_CLOCK;
+                    if (tp_sweep_clock(s->params, 0)) {
+                        s->stopped = 1;
+                        return 1;
+                    }
                 }
             }
     }
@@ -355,6 +366,7 @@ static int sw_enter(sw *s, size_t k)
         }
     }
     qsort(s->rng_scratch, nr, sizeof *s->rng_scratch, by_lo);
+    s->work += nr;
     size_t lo_size = SIZE_MAX, hi_size = 0, need = 0;
     for (size_t c = s->sec_cls[k]; c < s->sec_cls[k + 1]; c++) {
         lo_size = s->cls[c].size < lo_size ? s->cls[c].size : lo_size;
@@ -430,7 +442,30 @@ static int sw_admits(const sw *s, const sw_frame *f, size_t c)
     return hi <= room;
 }
 
-/* The budget of the run and of the whole search; the clock every 1,024 nodes. */
+int tp_sweep_clock(const tp_sweep_params *p, unsigned long long nodes)
+{
+    tp_sweep_ticker *t = p->ticker;
+    if (p->deadline <= 0 && t == NULL)
+        return 0;
+    const double now = tp_clock_seconds();
+    if (p->deadline > 0 && now >= p->deadline)
+        return 1;
+    if (t != NULL && now - t->last >= t->every) {
+        tp_plan_progress r;
+        memset(&r, 0, sizeof r); /* placed, to_place: no greedy pass under way */
+        r.have_best = t->have_best;
+        r.best_arena = t->have_best ? t->best_arena : 0;
+        r.lower_bound = t->lower_bound;
+        r.elapsed_seconds = now - t->start;
+        r.nodes = p->nodes_before + nodes;
+        t->progress(&r, t->user);
+        t->last = now;
+    }
+    return 0;
+}
+
+/* The budget of the run and of the whole search; the clock every 1,024 nodes, or sooner
+ * after many inner-loop steps (large sections make a node cost more). */
 static int sw_poll(sw *s)
 {
     s->nodes++;
@@ -442,9 +477,12 @@ static int sw_poll(sw *s)
         s->run_out = 1;
         return 1;
     }
-    if ((s->nodes & 1023u) == 0 && s->deadline > 0 && tp_clock_seconds() >= s->deadline) {
-        s->stopped = 1;
-        return 1;
+    if ((s->nodes & 1023u) == 0 || s->work >= s->next_clock) {
+        s->next_clock = s->work + SW_WORK_PER_CLOCK;
+        if (tp_sweep_clock(s->params, s->nodes)) {
+            s->stopped = 1;
+            return 1;
+        }
     }
     return 0;
 }
@@ -563,8 +601,10 @@ static int sw_run(sw *s)
             sw_unplace(s, f);
         const size_t *o = s->ord + s->sec_cls[f->k];
         const size_t n = s->sec_cls[f->k + 1] - s->sec_cls[f->k];
+        const size_t from = f->cur;
         while (f->cur < n && !sw_admits(s, f, o[f->cur]))
             f->cur++;
+        s->work += (unsigned long long)(f->cur - from + 1) * n; /* each test reads n classes */
         if (f->cur == n) {
             if (f->first) {
                 const sw_iv *v = &s->iv[s->iv_base[f->k]];
@@ -603,7 +643,8 @@ tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_swee
     }
     s.limit = p->limit;
     s.node_limit = p->node_limit;
-    s.deadline = p->deadline;
+    s.params = p;
+    s.next_clock = SW_WORK_PER_CLOCK;
     if (!sw_build_reach(&s)) {
         sw_free(&s);
         return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the time sweep", m);
@@ -642,6 +683,7 @@ static tp_status sw_cut_rounds(const tp_tensor_lifetime *t, size_t count,
     *used = 0;
     for (unsigned long long budget = SW_CUT_NODES;; budget *= 4) {
         tp_sweep_params q = *p;
+        q.nodes_before = p->nodes_before + *used;
         if (p->node_limit != 0)
             q.node_limit = p->node_limit > *used ? p->node_limit - *used : 1;
         tp_sweep_result cut;
@@ -681,6 +723,7 @@ tp_status tp_sweep_search(const tp_tensor_lifetime *t, size_t count, const tp_sw
     st = sw_cut_rounds(t, count, p, offsets, keep, &kept, res, &used);
     if (st == TP_OK && !res->found) {
         tp_sweep_params rest = *p;
+        rest.nodes_before = p->nodes_before + used;
         if (p->node_limit != 0)
             rest.node_limit = p->node_limit > used ? p->node_limit - used : 1;
         if (rest.deadline > 0 && tp_clock_seconds() >= rest.deadline) {

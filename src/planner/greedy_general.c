@@ -64,12 +64,12 @@ static tp_status build_segments(const tp_tensor_lifetime *t, tp_general *g,
             if (done || gp->first < cursor)
                 return tp_fail(TP_ERR_INVALID, "tensor %zu: gaps overlap at node %zu", i,
                                gp->first);
-            if (t[i].size == 0)
-                continue;
-            if (gp->first > cursor)
+            /* a tensor of size 0 has no pieces, but its gaps are checked all the same */
+            if (t[i].size > 0 && gp->first > cursor)
                 push_seg(g, &n, cursor, gp->first - 1, 0, t[i].size, 1);
-            push_seg(g, &n, gp->first, gp->last, gp->window_lo * (gp->has_window != 0),
-                     gp->window_hi * (gp->has_window != 0), gp->has_window != 0);
+            if (t[i].size > 0)
+                push_seg(g, &n, gp->first, gp->last, gp->window_lo * (gp->has_window != 0),
+                         gp->window_hi * (gp->has_window != 0), gp->has_window != 0);
             done = gp->last == SIZE_MAX;
             cursor = gp->last + !done;
         }

@@ -298,11 +298,32 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
 tp_status tp_sweep_tight(const tp_tensor_lifetime *tensors, size_t count, size_t limit,
                          int *tight);
 
+/* Progress reports of the time sweep and its cuts, every `every` seconds (the driver: 0.1,
+ * as the search's; 0: at every read of the clock) as tp_plan_progress: nodes are the call's
+ * so far, placed and to_place 0. */
+typedef struct tp_sweep_ticker {
+    void (*progress)(const struct tp_plan_progress *p, void *user); /* not NULL          */
+    void *user;
+    double start;     /* CLOCK_MONOTONIC seconds at the start of the whole call          */
+    double last;      /* of the last report (tp_sweep_clock updates it)                  */
+    double every;
+    int have_best;    /* what the reports say of the best plan and the bound             */
+    size_t best_arena, lower_bound;
+} tp_sweep_ticker;
+
 typedef struct tp_sweep_params {
     size_t limit;                  /* the arena, exactly: the problem must be tight at it   */
     double deadline;               /* CLOCK_MONOTONIC seconds; 0 = none                     */
     unsigned long long node_limit; /* 0 = none; a deterministic budget                      */
+    tp_sweep_ticker *ticker;       /* NULL = no progress reports                            */
+    unsigned long long nodes_before; /* for the reports: nodes of the call before this one */
 } tp_sweep_params;
+
+/* The clock of the sweep and the cuts, read every 1,024 nodes or so: 1 when the deadline
+ * has passed; otherwise a progress report when the ticker's interval has passed since the
+ * last one (nodes: this pass's, after p->nodes_before). Reads nothing without a deadline or
+ * a ticker. */
+int tp_sweep_clock(const tp_sweep_params *p, unsigned long long nodes);
 
 typedef struct tp_sweep_result {
     int applies;   /* the tensors are tight at the limit (otherwise nothing else is set)    */
