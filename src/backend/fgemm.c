@@ -26,7 +26,7 @@ static void pack_w_portable(uint32_t type, const uint8_t *W, size_t row_bytes, s
                             int mr, size_t k0, size_t kn, float *pa, int next_mr)
 {
     (void)next_mr;
-    for (int r = 0; r < P_MR; r++) {
+    for (int r = 0; r < P_MR && pa; r++) {
         float *dst = pa + (size_t)r * P_KC;
         const uint8_t *row = r < mr ? W + (o0 + (size_t)r) * row_bytes : W;
         if (r >= mr)
@@ -42,13 +42,12 @@ static void pack_w_portable(uint32_t type, const uint8_t *W, size_t row_bytes, s
     }
 }
 
-static void kernel_portable(size_t kn, const float *pa, const float *pb, float *out)
+static void kernel_portable(size_t kn, const float *pa, size_t lda, const float *pb, float *out)
 {
     float c0[P_TT] = {0}, c1[P_TT] = {0}, c2[P_TT] = {0}, c3[P_TT] = {0};
     for (size_t k = 0; k < kn; k++) {
         const float *bk = pb + k * P_TT;
-        const float a0 = pa[k], a1 = pa[P_KC + k], a2 = pa[2 * P_KC + k],
-                    a3 = pa[3 * P_KC + k];
+        const float a0 = pa[k], a1 = pa[lda + k], a2 = pa[2 * lda + k], a3 = pa[3 * lda + k];
         for (int l = 0; l < P_TT; l++) {
             c0[l] = c0[l] + a0 * bk[l];
             c1[l] = c1[l] + a1 * bk[l];
@@ -91,6 +90,7 @@ typedef struct fg_ctx {
     float *pb;          /* packed tokens: tile j at pb + j * n_in * tt */
     float *pa;          /* per worker: mr * kc floats */
     size_t tile_block;  /* token tiles per block */
+    int direct;         /* F32 rows, 4-byte aligned: whole tiles read in place */
 } fg_ctx;
 
 /* Token tiles [j0, j1): element k of token l of tile j at pb[(j * n_in + k) * tt + l]. */
@@ -148,12 +148,19 @@ static void fg_range(void *ctx, size_t a, size_t z, int worker)
                 size_t o0 = rt * mr;
                 int m = c->n_out - o0 < mr ? (int)(c->n_out - o0) : (int)mr;
                 size_t after = c->n_out - o0 - (size_t)m; /* rows after this tile */
-                f->pack_w(c->type, c->W, c->row_bytes, o0, m, k0, kn, pa,
+                /* a whole tile of F32 rows is read where it lies (rows row_bytes apart),
+                 * not copied into the panel: the same values in the same order */
+                int direct = c->direct && (size_t)m == mr;
+                const float *a_rows = direct ? (const float *)(const void *)(
+                                                   c->W + o0 * c->row_bytes) + k0
+                                             : pa;
+                size_t lda = direct ? c->row_bytes / sizeof(float) : f->kc;
+                f->pack_w(c->type, c->W, c->row_bytes, o0, m, k0, kn, direct ? NULL : pa,
                           rt + 1 < z ? (int)(after < mr ? after : mr) : 0);
                 for (size_t j = j0; j < j1; j++) {
                     size_t t0 = j * tt;
                     int nt = c->n_tok - t0 < tt ? (int)(c->n_tok - t0) : (int)tt;
-                    f->kernel(kn, pa, c->pb + (j * c->n_in + k0) * tt, out);
+                    f->kernel(kn, a_rows, lda, c->pb + (j * c->n_in + k0) * tt, out);
                     store_tile(c, out, o0, m, t0, nt, first, last);
                 }
             }
@@ -184,7 +191,9 @@ tp_status tp_fgemm(uint32_t type, const uint8_t *W, size_t row_bytes, const floa
     int threads = tp_parallel_threads(n_threads, work);
     size_t block = FG_PANEL_BYTES / (f->kc * tt * sizeof(float));
     fg_ctx c = {f, type, W, row_bytes, b, x, n_in, n_out, n_tok, y, NULL, NULL,
-                block ? block : 1};
+                block ? block : 1,
+                type == TP_TYPE_F32 && (uintptr_t)W % sizeof(float) == 0 &&
+                    row_bytes % sizeof(float) == 0};
     c.pb = alloc_floats(n_tiles * tt * n_in);
     c.pa = alloc_floats((size_t)threads * mr * f->kc);
     if (!c.pb || !c.pa) {

@@ -32,11 +32,13 @@ typedef struct tp_fgemm_form {
     size_t kc; /* elements per slice (the row stride of a packed weight panel) */
     /* rows [o0, o0 + mr) of W (rows row_bytes apart, type F32/F16/BF16), elements
      * [k0, k0 + kn), to f32 at pa + r * kc; rows mr..MR-1 become zeros. The same elements
-     * of the next next_mr rows (from o0 + MR) may be fetched ahead into the cache. */
+     * of the next next_mr rows (from o0 + MR) may be fetched ahead into the cache; pa NULL:
+     * only that (a tile of F32 rows read in place). */
     void (*pack_w)(uint32_t type, const uint8_t *W, size_t row_bytes, size_t o0, int mr,
                    size_t k0, size_t kn, float *pa, int next_mr);
-    /* out[r * tt + l] = sum over k < kn of pa[r * kc + k] * pb[k * tt + l], k in order. */
-    void (*kernel)(size_t kn, const float *pa, const float *pb, float *out);
+    /* out[r * tt + l] = sum over k < kn of pa[r * lda + k] * pb[k * tt + l], k in order
+     * (lda: kc for a packed panel, the row length for F32 rows read in place). */
+    void (*kernel)(size_t kn, const float *pa, size_t lda, const float *pb, float *out);
 } tp_fgemm_form;
 
 /* The form of isa (a tp_isa of kernels.h); NULL when this build lacks it. */
