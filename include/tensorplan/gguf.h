@@ -101,6 +101,12 @@ TP_API tp_status tp_gguf_open(const char *path, tp_gguf **out);
 TP_API tp_status tp_gguf_open_memory(const char *name, const void *data, size_t size,
                                      tp_gguf **out);
 TP_API void tp_gguf_close(tp_gguf *g);
+/* Maps in the pages of [data, data + bytes), a range of g's file (a tensor's data, say), so
+ * that the first pass over them takes no page faults: madvise(MADV_POPULATE_READ) where the
+ * kernel has it, else a read of every page. Only a file mapped by tp_gguf_open is touched (a
+ * buffer of tp_gguf_open_memory is left as it is). TP_ERR_INVALID when the range is not in the
+ * file. The pages stay in the page cache and count as resident memory of the process. */
+TP_API tp_status tp_gguf_prefault(const tp_gguf *g, const void *data, size_t bytes);
 
 TP_API const char *tp_gguf_name(const tp_gguf *g); /* the path or name given at open */
 TP_API uint32_t tp_gguf_version(const tp_gguf *g);
