@@ -1291,6 +1291,63 @@ static void test_forms_match_portable(void **state)
     print_message("vector forms compared with the portable one: %d\n", vector_forms);
 }
 
+/* The vector forms against the portable one where a row has one live scale: every block's
+ * f16 scales (and mins) zero but one block's, and for Q6_K all but one of that block's 16
+ * sub-block scales. Then the forms add the same few f32 terms and agree to a few units of
+ * 2^-24 of the row's magnitude, far inside the activation rounding, so an integer sum that
+ * is off by one group sum of q (the offsets of Q4_0, Q5_0 and Q6_K taken from
+ * tp_qdot_group_sums) shows. Tokens 1 (decode) and 3 (rows of several tokens). */
+static void test_forms_match_portable_one_live_scale(void **state)
+{
+    (void)state;
+    static const uint32_t types[] = {TP_TYPE_Q4_0, TP_TYPE_Q4_1, TP_TYPE_Q5_0, TP_TYPE_Q5_1,
+                                     TP_TYPE_Q8_0, TP_TYPE_Q6_K};
+    const size_t n_in = 2048, n_out = 9;
+    for (int isa = 1; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+            for (size_t n_tok = 1; n_tok <= 3; n_tok += 2) {
+                uint32_t type = types[t];
+                size_t be = tp_type_block_elems(type), bb = tp_type_block_bytes(type);
+                size_t nb = n_in / be, row_bytes = nb * bb;
+                uint8_t *W = rand_blocks(type, n_out * nb, 0);
+                for (size_t o = 0; o < n_out; o++) {
+                    size_t live = (o * 7 + 3) % nb;
+                    for (size_t i = 0; i < nb; i++)
+                        for (const int *f = scale_fields(type); *f >= 0 && i != live; f++)
+                            put16(W + o * row_bytes + i * bb + *f, 0);
+                    for (int sb = 0; type == TP_TYPE_Q6_K && sb < 16; sb++)
+                        if (sb != (int)(o % 16)) /* scales[16] at byte 192 */
+                            W[o * row_bytes + live * bb + 192 + (size_t)sb] = 0;
+                }
+                float *x = rand_floats(n_in * n_tok, 2.0f), *Wf = malloc(n_in * sizeof *Wf);
+                assert_non_null(Wf);
+                float *yp = run_form(TP_ISA_PORTABLE, type, W, NULL, x, n_in, n_out, n_tok, 1);
+                float *yv = run_form(isa, type, W, NULL, x, n_in, n_out, n_tok, 1);
+                for (size_t o = 0; o < n_out; o++) {
+                    oracle_row(type, W + o * row_bytes, Wf, n_in);
+                    for (size_t k = 0; k < n_tok; k++) {
+                        double mag = 0;
+                        for (size_t i = 0; i < n_in; i++)
+                            mag += fabs((double)Wf[i] * x[k * n_in + i]);
+                        size_t at = k * n_out + o;
+                        if (!(fabs((double)yv[at] - yp[at]) <= 0x1p-21 * mag))
+                            fail_msg("%s %s y[%zu][%zu]: %.9g, portable %.9g (magnitude %g)",
+                                     tp_kernels_isa_name(isa), tp_type_name(type), k, o,
+                                     yv[at], yp[at], mag);
+                    }
+                }
+                free(yp);
+                free(yv);
+                free(W);
+                free(x);
+                free(Wf);
+            }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
 static void test_matmul_refusals(void **state)
 {
     (void)state;
@@ -1373,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_matmul_decode_equals_batch),
         cmocka_unit_test(test_matmul_float_rows_decode),
         cmocka_unit_test(test_forms_match_portable),
+        cmocka_unit_test(test_forms_match_portable_one_live_scale),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),
     };

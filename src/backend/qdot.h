@@ -23,15 +23,19 @@
 #define TP_QDOT_ROWS 4
 #define TP_QDOT_GROUP 32 /* elements per activation scale */
 
-/* One token row of rounded activations: q[n], d[n / 32], s[n / 16], and per group of 32 the
- * integer sum of its q (qsum[n / 32]) and its two half sums added in f32, s[2g] + s[2g + 1]
- * (s32[n / 32]): tp_qdot_group_sums. */
+/* One token row of rounded activations: q[n], d[n / 32], s[n / 16], and the per-group sums
+ * and byte planes of tp_qdot_group_sums: qsum[n / 32] (the integer sum of each group's q),
+ * s32[n / 32] (s[2g] + s[2g + 1] in f32), qsum16[n / 16] (the integer sum of each 16 q), and
+ * q split into its bytes, q[i] = 256 * qhi[i] + qlo[i] (qhi = q >> 8, qlo = q & 255). */
 typedef struct tp_xq {
     const int16_t *q;
     const float *d;
     const float *s;
     const int32_t *qsum;
     const float *s32;
+    const int32_t *qsum16;
+    const int8_t *qhi;
+    const uint8_t *qlo;
 } tp_xq;
 
 /* out[k] = row . x[k] for k < n_x (1 <= n_x <= TP_QDOT_TOKENS); row is n_blocks blocks. */
@@ -68,7 +72,12 @@ typedef struct tp_qdot_ops {
     tp_fvec_fn fv[TP_TYPE_ID_LIMIT]; /* F32, one token; NULL: f tile by tile */
     tp_kvdot_fn kd[TP_TYPE_ID_LIMIT];   /* F32, F16, Q8_0 */
     tp_kvaxpy_fn ka[TP_TYPE_ID_LIMIT];  /* F32, F16, Q8_0 */
+    unsigned char needs[TP_TYPE_ID_LIMIT]; /* what q and v of a type read of tp_xq beyond
+                                              q, d, s: TP_XQ_SUMS, TP_XQ_PLANES */
 } tp_qdot_ops;
+
+#define TP_XQ_SUMS 1   /* qsum, s32 */
+#define TP_XQ_PLANES 2 /* qsum16, qhi, qlo */
 
 /* The table of form isa (a tp_isa of kernels.h); NULL when this build or processor lacks it. */
 const tp_qdot_ops *tp_qdot_ops_for(int isa);
@@ -80,12 +89,20 @@ const tp_qdot_ops *tp_qdot_ops_current(void);
  * NaN and zero quants, so the products that read it are NaN, as in f32. */
 void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float *d, float *s);
 
-/* The per-group sums of rows rounded by tp_qdot_quantize (n_tok rows of n elements):
- * qsum[g] = the sum of the 32 q of group g (exact; at most 32 * 32767 in magnitude) and
- * s32[g] = s[2g] + s[2g + 1] in f32. The vector forms use them to take a type's constant
- * offset (Q4_0's 8, Q5_0's 16) out of the integer sums, and the mins of whole chunks. */
+/* The per-group sums and byte planes of rows rounded by tp_qdot_quantize (n_tok rows of n
+ * elements): qsum[g] = the sum of the 32 q of group g (exact; at most 32 * 32767 in
+ * magnitude), s32[g] = s[2g] + s[2g + 1] in f32, qsum16[h] = the sum of the 16 q of half h,
+ * qhi[i] = q[i] >> 8 (arithmetic) and qlo[i] = q[i] & 255, so q[i] = 256 qhi[i] + qlo[i]. The
+ * vector forms use them to take a type's constant offset (Q4_0's 8, Q5_0's 16, Q6_K's 32)
+ * out of the integer sums, for the mins of whole chunks, and for products of 8-bit weights
+ * with the two bytes of each activation (vpmaddubsw) that sum to the same integers. */
 void tp_qdot_group_sums(const int16_t *q, const float *s, size_t n, size_t n_tok, int32_t *qsum,
-                        float *s32);
+                        float *s32, int32_t *qsum16, int8_t *qhi, uint8_t *qlo);
+/* The same for what a kernel needs (TP_XQ_ bits of tp_qdot_ops.needs): the arrays of the
+ * other bits are not written. */
+void tp_qdot_group_sums_for(unsigned needs, const int16_t *q, const float *s, size_t n,
+                            size_t n_tok, int32_t *qsum, float *s32, int32_t *qsum16,
+                            int8_t *qhi, uint8_t *qlo);
 
 /* The forms in this build (one C file each). */
 void tp_qdot_fill_portable(tp_qdot_ops *ops);

@@ -38,23 +38,28 @@ typedef struct mm_ctx {
     float *y;
     const int16_t *xq;
     const float *xd, *xs;
-    const int32_t *xqsum;
+    const int32_t *xqsum, *xqsum16;
     const float *xs32;
+    const int8_t *xqhi;
+    const uint8_t *xqlo;
 } mm_ctx;
+
+/* The rounded activations of token t. */
+static tp_xq mm_xq(const mm_ctx *c, size_t t)
+{
+    const size_t g = t * (c->n_in / TP_QDOT_GROUP), e = t * c->n_in;
+    tp_xq x = {c->xq + e, c->xd + g, c->xs + 2 * g, c->xqsum + g, c->xs32 + g,
+               c->xqsum16 + 2 * g, c->xqhi + e, c->xqlo + e};
+    return x;
+}
 
 /* y[t..t+n_x)[r] of one row of a block type. */
 static void mm_block_row(const mm_ctx *c, size_t r, size_t t, int n_x)
 {
     float out[TP_QDOT_TOKENS];
     tp_xq xs[TP_QDOT_TOKENS];
-    for (int k = 0; k < n_x; k++) {
-        size_t tk = t + (size_t)k;
-        xs[k].q = c->xq + tk * c->n_in;
-        xs[k].d = c->xd + tk * (c->n_in / TP_QDOT_GROUP);
-        xs[k].s = c->xs + tk * (c->n_in / 16);
-        xs[k].qsum = c->xqsum + tk * (c->n_in / TP_QDOT_GROUP);
-        xs[k].s32 = c->xs32 + tk * (c->n_in / TP_QDOT_GROUP);
-    }
+    for (int k = 0; k < n_x; k++)
+        xs[k] = mm_xq(c, t + (size_t)k);
     c->ops->q[c->type](c->W + r * c->row_bytes, c->n_blocks, xs, n_x, out);
     for (int k = 0; k < n_x; k++)
         c->y[(t + (size_t)k) * c->n_out + r] = c->b ? out[k] + c->b[r] : out[k];
@@ -134,9 +139,7 @@ static void mm_range(void *ctx, size_t r0, size_t r1, int worker)
             continue;
         }
         if (t1 - t0 == 1 && c->ops->v[c->type]) { /* decode: one call for the whole range */
-            size_t g0 = t0 * (c->n_in / TP_QDOT_GROUP);
-            tp_xq xs = {c->xq + t0 * c->n_in, c->xd + g0, c->xs + t0 * (c->n_in / 16),
-                        c->xqsum + g0, c->xs32 + g0};
+            tp_xq xs = mm_xq(c, t0);
             float *y = c->y + t0 * c->n_out;
             c->ops->v[c->type](c->W + r0 * c->row_bytes, c->row_bytes, r1 - r0, c->n_blocks, &xs,
                                y + r0);
@@ -233,7 +236,7 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
     if (!blocks && n_tok >= TP_FGEMM_MIN_TOKENS) /* prefill: the packed product */
         return tp_fgemm(type, W, row_bytes, b, x, n_in, n_out, n_tok, y, n_threads);
     mm_ctx c = {ops, type, blocks, W, row_bytes, n_in / tp_type_block_elems(type), b, x,
-                n_in, n_out, n_tok, y, NULL, NULL, NULL, NULL, NULL};
+                n_in, n_out, n_tok, y, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     tp_qgemm_fn gemm = blocks && n_tok >= TP_QGEMM_MIN_TOKENS
                            ? tp_qgemm_for(tp_kernels_isa(), type) : NULL;
     if (gemm)
@@ -243,21 +246,30 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         size_t n = n_tok * n_in; /* no overflow: n_tok * n_in was checked above */
         if (n > SIZE_MAX / 4)
             return tp_fail(TP_ERR_OVERFLOW, "mul_mat_typed: %zu activations overflow", n);
-        act = malloc(n * sizeof(int16_t) + (3 * (n / TP_QDOT_GROUP) + n / 16) * sizeof(float));
+        /* per group d, s32, qsum; per 16 s, qsum16 (4 bytes each); q; qhi, qlo */
+        act = malloc(n * (sizeof(int16_t) + 2) +
+                     (3 * (n / TP_QDOT_GROUP) + 2 * (n / 16)) * sizeof(float));
         if (!act)
             return tp_fail(TP_ERR_NOMEM, "mul_mat_typed: no memory for %zu rounded activations",
                            n);
         float *xd = (float *)act, *xs32 = xd + n / TP_QDOT_GROUP;
         int32_t *xqsum = (int32_t *)(void *)(xs32 + n / TP_QDOT_GROUP);
         float *xs = (float *)(void *)(xqsum + n / TP_QDOT_GROUP);
-        int16_t *xq = (int16_t *)(void *)(xs + n / 16);
+        int32_t *xqsum16 = (int32_t *)(void *)(xs + n / 16);
+        int16_t *xq = (int16_t *)(void *)(xqsum16 + n / 16);
+        int8_t *xqhi = (int8_t *)(void *)(xq + n);
+        uint8_t *xqlo = (uint8_t *)(void *)(xqhi + n);
         tp_qdot_quantize(x, n_in, n_tok, xq, xd, xs);
-        tp_qdot_group_sums(xq, xs, n_in, n_tok, xqsum, xs32);
+        tp_qdot_group_sums_for(ops->needs[type], xq, xs, n_in, n_tok, xqsum, xs32, xqsum16,
+                               xqhi, xqlo);
         c.xq = xq;
         c.xd = xd;
         c.xs = xs;
         c.xqsum = xqsum;
         c.xs32 = xs32;
+        c.xqsum16 = xqsum16;
+        c.xqhi = xqhi;
+        c.xqlo = xqlo;
     }
     double work = (double)n_in * (double)n_out * (double)n_tok;
     tp_parallel_for(n_out, tp_parallel_threads(n_threads, work), mm_range, &c);
