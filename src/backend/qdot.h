@@ -90,19 +90,16 @@ const tp_qdot_ops *tp_qdot_ops_current(void);
 void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float *d, float *s);
 
 /* The per-group sums and byte planes of rows rounded by tp_qdot_quantize (n_tok rows of n
- * elements): qsum[g] = the sum of the 32 q of group g (exact; at most 32 * 32767 in
- * magnitude), s32[g] = s[2g] + s[2g + 1] in f32, qsum16[h] = the sum of the 16 q of half h,
- * qhi[i] = q[i] >> 8 (arithmetic) and qlo[i] = q[i] & 255, so q[i] = 256 qhi[i] + qlo[i]. The
- * vector forms use them to take a type's constant offset (Q4_0's 8, Q5_0's 16, Q6_K's 32)
- * out of the integer sums, for the mins of whole chunks, and for products of 8-bit weights
- * with the two bytes of each activation (vpmaddubsw) that sum to the same integers. */
-void tp_qdot_group_sums(const int16_t *q, const float *s, size_t n, size_t n_tok, int32_t *qsum,
-                        float *s32, int32_t *qsum16, int8_t *qhi, uint8_t *qlo);
-/* The same for what a kernel needs (TP_XQ_ bits of tp_qdot_ops.needs): the arrays of the
- * other bits are not written. */
-void tp_qdot_group_sums_for(unsigned needs, const int16_t *q, const float *s, size_t n,
-                            size_t n_tok, int32_t *qsum, float *s32, int32_t *qsum16,
-                            int8_t *qhi, uint8_t *qlo);
+ * elements) that a form's kernels read (needs: the TP_XQ_ bits of tp_qdot_ops.needs; the
+ * arrays of the other bits are not written). TP_XQ_SUMS: qsum[g] = the sum of the 32 q of
+ * group g (exact; at most 32 * 32767 in magnitude), s32[g] = s[2g] + s[2g + 1] in f32.
+ * TP_XQ_PLANES: those, qsum16[h] = the sum of the 16 q of half h, qhi[i] = q[i] >> 8
+ * (arithmetic) and qlo[i] = q[i] & 255, so q[i] = 256 qhi[i] + qlo[i]. The vector forms use
+ * them to take a type's constant offset (Q4_0's 8, Q5_0's 16, Q6_K's 32) out of the integer
+ * sums, for the mins of whole chunks, and for products of 8-bit weights with the two bytes of
+ * each activation (vpmaddubsw) that sum to the same integers. */
+void tp_qdot_group_sums(unsigned needs, const int16_t *q, const float *s, size_t n, size_t n_tok,
+                        int32_t *qsum, float *s32, int32_t *qsum16, int8_t *qhi, uint8_t *qlo);
 
 /* The forms in this build (one C file each). */
 void tp_qdot_fill_portable(tp_qdot_ops *ops);

@@ -52,41 +52,27 @@ void tp_qdot_quantize(const float *x, size_t n, size_t n_tok, int16_t *q, float 
         }
 }
 
-void tp_qdot_group_sums(const int16_t *q, const float *s, size_t n, size_t n_tok, int32_t *qsum,
-                        float *s32, int32_t *qsum16, int8_t *qhi, uint8_t *qlo)
+void tp_qdot_group_sums(unsigned needs, const int16_t *q, const float *s, size_t n, size_t n_tok,
+                        int32_t *qsum, float *s32, int32_t *qsum16, int8_t *qhi, uint8_t *qlo)
 {
+    if (!(needs & (TP_XQ_SUMS | TP_XQ_PLANES)))
+        return;
+    const int planes = (needs & TP_XQ_PLANES) != 0;
     size_t groups = n_tok * (n / TP_QDOT_GROUP);
     for (size_t g = 0; g < groups; g++) {
+        const int16_t *v = q + g * TP_QDOT_GROUP;
         int32_t half[2] = {0, 0};
-        for (int j = 0; j < TP_QDOT_GROUP; j++) {
-            int16_t v = q[g * TP_QDOT_GROUP + (size_t)j];
-            half[j / 16] += v;
-            qhi[g * TP_QDOT_GROUP + (size_t)j] = (int8_t)((v - (v & 255)) / 256);
-            qlo[g * TP_QDOT_GROUP + (size_t)j] = (uint8_t)(v & 255);
-        }
-        qsum16[2 * g] = half[0];
-        qsum16[2 * g + 1] = half[1];
-        qsum[g] = half[0] + half[1];
-        s32[g] = s[2 * g] + s[2 * g + 1];
-    }
-}
-
-void tp_qdot_group_sums_for(unsigned needs, const int16_t *q, const float *s, size_t n,
-                            size_t n_tok, int32_t *qsum, float *s32, int32_t *qsum16,
-                            int8_t *qhi, uint8_t *qlo)
-{
-    if (needs & TP_XQ_PLANES) {
-        tp_qdot_group_sums(q, s, n, n_tok, qsum, s32, qsum16, qhi, qlo);
-        return;
-    }
-    if (!(needs & TP_XQ_SUMS))
-        return;
-    size_t groups = n_tok * (n / TP_QDOT_GROUP);
-    for (size_t g = 0; g < groups; g++) {
-        int32_t sum = 0;
         for (int j = 0; j < TP_QDOT_GROUP; j++)
-            sum += q[g * TP_QDOT_GROUP + (size_t)j];
-        qsum[g] = sum;
+            half[j / 16] += v[j];
+        for (int j = 0; planes && j < TP_QDOT_GROUP; j++) {
+            qhi[g * TP_QDOT_GROUP + (size_t)j] = (int8_t)((v[j] - (v[j] & 255)) / 256);
+            qlo[g * TP_QDOT_GROUP + (size_t)j] = (uint8_t)(v[j] & 255);
+        }
+        if (planes) {
+            qsum16[2 * g] = half[0];
+            qsum16[2 * g + 1] = half[1];
+        }
+        qsum[g] = half[0] + half[1];
         s32[g] = s[2 * g] + s[2 * g + 1];
     }
 }

@@ -58,23 +58,20 @@ static inline void tp_k4_scale_min(const uint8_t *s, int j, unsigned *sc, unsign
     }
 }
 
-/* The sixteen 6-bit Q3_K scales (before the -32): low nibbles from bytes 0-7, the top two
- * bits from bytes 8-11 (docs/quant.md). */
-static inline void tp_q3_k_scales(const uint8_t s[12], int out[16])
-{
-    for (int k = 0; k < 4; k++) {
-        out[k] = (s[k] & 15) | ((s[8 + k] >> 0) & 3) << 4;
-        out[4 + k] = (s[4 + k] & 15) | ((s[8 + k] >> 2) & 3) << 4;
-        out[8 + k] = (s[k] >> 4) | ((s[8 + k] >> 4) & 3) << 4;
-        out[12 + k] = (s[4 + k] >> 4) | ((s[8 + k] >> 6) & 3) << 4;
-    }
-}
-
-/* The 6-bit scale (before the -32) of Q3_K sub-block j (0-15) alone, as tp_q3_k_scales. */
+/* The 6-bit scale (before the -32) of Q3_K sub-block j (0-15): the low nibble from byte j
+ * (j < 8) or the high nibble of byte j - 8, the top two bits from bits 2 (j / 4) of byte
+ * 8 + j % 4 (docs/quant.md). */
 static inline int tp_q3_k_scale(const uint8_t s[12], int j)
 {
     int low = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
     return low | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
+}
+
+/* The sixteen of them. */
+static inline void tp_q3_k_scales(const uint8_t s[12], int out[16])
+{
+    for (int j = 0; j < 16; j++)
+        out[j] = tp_q3_k_scale(s, j);
 }
 
 /* f16 -> f32 as an inline for the row loops (tp_f16_to_f32 is the exported copy). */

@@ -260,8 +260,8 @@ tp_status tp_kernel_mul_mat_typed(uint32_t type, const void *W, const float *b, 
         int8_t *xqhi = (int8_t *)(void *)(xq + n);
         uint8_t *xqlo = (uint8_t *)(void *)(xqhi + n);
         tp_qdot_quantize(x, n_in, n_tok, xq, xd, xs);
-        tp_qdot_group_sums_for(ops->needs[type], xq, xs, n_in, n_tok, xqsum, xs32, xqsum16,
-                               xqhi, xqlo);
+        tp_qdot_group_sums(ops->needs[type], xq, xs, n_in, n_tok, xqsum, xs32, xqsum16, xqhi,
+                           xqlo);
         c.xq = xq;
         c.xd = xd;
         c.xs = xs;

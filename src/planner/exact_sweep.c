@@ -624,14 +624,11 @@ static int sw_run(sw *s)
     return SW_FAIL;
 }
 
-tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_sweep_params *p,
-                        size_t *offsets, tp_sweep_result *res)
+/* tp_sweep_core on a problem known to be tight. */
+static tp_status sw_core(const tp_tensor_lifetime *t, size_t count, const tp_sweep_params *p,
+                         size_t *offsets, tp_sweep_result *res)
 {
     memset(res, 0, sizeof *res);
-    int tight = 0;
-    tp_status st = tp_sweep_tight(t, count, p->limit, &tight);
-    if (st != TP_OK || !tight)
-        return st;
     res->applies = 1;
     size_t m = 0;
     for (size_t i = 0; i < count; i++)
@@ -671,6 +668,17 @@ tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_swee
     }
     sw_free(&s);
     return TP_OK;
+}
+
+tp_status tp_sweep_core(const tp_tensor_lifetime *t, size_t count, const tp_sweep_params *p,
+                        size_t *offsets, tp_sweep_result *res)
+{
+    memset(res, 0, sizeof *res);
+    int tight = 0;
+    tp_status st = tp_sweep_tight(t, count, p->limit, &tight);
+    if (st != TP_OK || !tight)
+        return st;
+    return sw_core(t, count, p, offsets, res);
 }
 
 /* The cuts under per-part budgets that grow fourfold while one ran out. *used receives
@@ -730,7 +738,7 @@ tp_status tp_sweep_search(const tp_tensor_lifetime *t, size_t count, const tp_sw
             memset(res, 0, sizeof *res);
             res->applies = res->timed_out = 1;
         } else {
-            st = tp_sweep_core(t, count, &rest, offsets, res);
+            st = sw_core(t, count, &rest, offsets, res); /* tight: checked above */
         }
         res->nodes += used;
     }
