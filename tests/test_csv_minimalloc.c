@@ -219,8 +219,9 @@ static void test_cli_plans_and_checks_alignment_and_gaps(void **state)
 /* The exact search with gaps from a CSV file. A triangle: a (steps 0..1), b (1..2) and c
  * (0..2, no window at step 1), 2 bytes each: every pair is in use together at some step, so
  * the least arena is 6 while the peak is 4, and only the search proves it. With a pair whose
- * A and B differ in sign added (x and y: empty windows at 1 and 0 during step 6, A = 1,
- * B = -1), the search does not run: the portfolio's plan, not proven. */
+ * A and B differ in sign added (x and y meet at step 6 only, with windows [1, 2) and [0, 1):
+ * A = 2, B = 0, so y may not sit 1 above x), the search over the pairs' alternatives runs and
+ * proves the same arena. */
 static void test_cli_exact_search_with_gaps(void **state)
 {
     (void)state;
@@ -241,16 +242,17 @@ static void test_cli_exact_search_with_gaps(void **state)
     /* pairwise 2 apart, all within 6 bytes: a permutation of 0, 2, 4 */
     assert_true(o[0] + o[1] + o[2] == 6 && o[0] % 2 == 0 && o[1] % 2 == 0 && o[2] % 2 == 0);
     assert_true(o[0] != o[1] && o[1] != o[2] && o[0] != o[2]);
-    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,1,6-7@1:1\\ny,6,8,1,6-7@0:0\\n' | "
+    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,2,6-7@1:2\\ny,6,8,2,6-7@0:1\\n' | "
              "%s plan - --planner exact 2>&1", tri, TP_CLI_PATH);
     assert_int_equal(run(cmd, out, sizeof out), 0);
     assert_non_null(strstr(out, "arena     6 bytes"));
-    assert_non_null(strstr(out, "; not proven (gaps the exact search does not take)\n"));
-    assert_null(strstr(out, "search nodes"));
-    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,1,6-7@1:1\\ny,6,8,1,6-7@0:0\\n' | "
+    /* x and y meet with one of A, B <= 0: searched over the pairs' alternatives */
+    assert_non_null(strstr(out, "; arena proven minimal"));
+    snprintf(cmd, sizeof cmd, "printf '%sx,5,7,2,6-7@1:2\\ny,6,8,2,6-7@0:1\\n' | "
              "%s plan - --planner exact --json 2>&1", tri, TP_CLI_PATH);
     assert_int_equal(run(cmd, out, sizeof out), 0);
-    assert_non_null(strstr(out, "\"search_skipped\":true,\"search_nodes\":0,"));
+    assert_non_null(strstr(out, "\"search_skipped\":false,"));
+    assert_non_null(strstr(out, "\"proven_optimal\":true,"));
     snprintf(cmd, sizeof cmd, "printf '%s' | %s plan - --planner exact --json 2>&1", tri,
              TP_CLI_PATH);
     assert_int_equal(run(cmd, out, sizeof out), 0);

@@ -224,7 +224,6 @@ static void search_directly(const inst *x, size_t least)
     p.minimise = 1;
     tp_exact_result r;
     assert_int_equal(tp_exact_search(x->t, x->n, &p, off, &r), TP_OK);
-    assert_false(r.unsupported);
     assert_true(r.found && r.complete);
     assert_int_equal(r.arena, least);
     assert_int_equal(arena_of(x, off), least);
@@ -262,14 +261,10 @@ static void check_instance(const inst *x, int *n_covered)
         dump(x, least, rep.lower_bound);
     assert_true(rep.lower_bound <= least);
     assert_true(arena >= least);
-    if (!covered(x)) { /* the portfolio's plan, proven only when it reaches the peak */
-        assert_int_equal(rep.nodes_explored, 0);
-        assert_int_equal(rep.proven_optimal, arena == rep.lower_bound);
-        assert_int_equal(rep.search_skipped, !rep.proven_optimal);
-        return;
-    }
+    /* one-sided pairs go to the search over pair alternatives (exact_pairs.c), the others
+     * to the offset-ordered one: both must prove the least arena */
+    *n_covered += covered(x);
     assert_false(rep.search_skipped);
-    ++*n_covered;
     assert_true(rep.proven_optimal);
     assert_int_equal(arena, least);
     search_directly(x, least);
@@ -303,7 +298,8 @@ static void test_random_gaps_against_brute_force(void **state)
             assert_int_equal(n_plain, 1);
         }
     }
-    /* kinds 0 and 1 never make a pair with one of A, B <= 0; kind 2 does, not always */
+    /* kinds 0 and 1 never make a pair with one of A, B <= 0; kind 2 does, not always: both
+     * searches were checked */
     assert_int_equal(n_covered[0], rounds[0]);
     assert_int_equal(n_covered[1], rounds[1]);
     assert_true(n_covered[2] > rounds[2] / 4 && n_covered[2] < rounds[2]);
@@ -335,8 +331,8 @@ static void test_triangle_needs_the_search(void **state)
     assert_true(rep.proven_infeasible && rep.nodes_explored > 0);
 }
 
-/* Two tensors with empty windows at the same place (A = B = 0: no constraint) and one with
- * exactly one of A, B <= 0, which the search does not take. */
+/* Two tensors with empty windows at the same place (A = B = 0: no constraint), then with
+ * exactly one of A, B <= 0 (the search over pair alternatives). */
 static void test_pairs_without_constraint_and_one_sided(void **state)
 {
     (void)state;
@@ -357,21 +353,7 @@ static void test_pairs_without_constraint_and_one_sided(void **state)
     x.g[1].window_lo = x.g[1].window_hi = 3; /* A = 2 - 3 < 0, B = 3 - 2 > 0 */
     assert_true(reach(&x, 0, 1, &a, &b) && a < 0 && b > 0);
     assert_false(covered(&x));
-    tp_plan_options o;
-    tp_plan_options_init(&o);
-    o.gaps = x.g;
-    o.gap_count = x.ng;
-    tp_general g;
-    assert_int_equal(tp_general_init(x.t, x.n, &o, 1, &g), TP_OK);
-    tp_exact_params p;
-    memset(&p, 0, sizeof p);
-    p.general = &g;
-    p.limit = 100;
-    size_t off[2];
-    tp_exact_result r;
-    assert_int_equal(tp_exact_search(x.t, x.n, &p, off, &r), TP_OK);
-    assert_true(r.unsupported && !r.found && r.nodes == 0);
-    tp_general_free(&g);
+    search_directly(&x, brute_min(&x));
 }
 
 /* Wider instances (up to 80 tensors over 40 nodes, gaps without windows or with windows
@@ -416,8 +398,7 @@ static void test_repaired_and_cut_off_plans_are_sound(void **state)
         p.repair_runs = 1;
         tp_exact_result r;
         assert_int_equal(tp_exact_search(x.t, x.n, &p, off, &r), TP_OK);
-        assert_false(r.unsupported);
-        if (r.found) {
+            if (r.found) {
             assert_true(sound(&x, off));
             assert_true(arena_of(&x, off) <= peak);
         } else if (r.repaired) {
@@ -435,6 +416,69 @@ static void test_repaired_and_cut_off_plans_are_sound(void **state)
         assert_true(arena >= peak && !rep.search_skipped);
     }
     assert_true(repaired > 10); /* 26 of the 30 at this seed */
+}
+
+/* Wider instances whose windows sit anywhere in their tensors (one-sided pairs: the search
+ * over pair alternatives), searched at the peak under a node budget and through the driver
+ * under a short time limit: every plan found is one by the rule restated here. */
+static void test_one_sided_wide_plans_are_sound(void **state)
+{
+    (void)state;
+    rng = tpt_rng_seeded(29);
+    int found = 0, one_sided = 0;
+    for (int round = 0; round < 30; round++) {
+        inst x;
+        memset(&x, 0, sizeof x);
+        x.n = 40 + below(MAXN - 39);
+        x.horizon = WIDE;
+        for (size_t i = 0; i < x.n; i++) {
+            const size_t a = below(WIDE), len = below(WIDE / 4);
+            const size_t last = a + len < WIDE ? a + len : WIDE - 1;
+            x.t[i] = (tp_tensor_lifetime){ 1 + below(64), a, last };
+            x.al[i] = 1 + below(4);
+            if (last - a >= 2 && below(2) == 0) {
+                const size_t lo = below(x.t[i].size);
+                x.g[x.ng++] = (tp_tensor_gap){ i, a + 1, last - 1, 1, lo,
+                                               lo + 1 + below(x.t[i].size - lo) };
+            }
+        }
+        one_sided += !covered(&x);
+        tp_plan_options o;
+        tp_plan_options_init(&o);
+        o.alignments = x.al;
+        o.gaps = x.g;
+        o.gap_count = x.ng;
+        size_t peak = 0, off[MAXN], arena;
+        assert_int_equal(tp_peak_live_bytes_ex(x.t, x.n, &o, &peak), TP_OK);
+        tp_general g;
+        assert_int_equal(tp_general_init(x.t, x.n, &o, 1, &g), TP_OK);
+        tp_exact_params p;
+        memset(&p, 0, sizeof p);
+        p.alignment = 1;
+        p.alignments = g.align;
+        p.general = &g;
+        p.limit = peak + peak / 4;
+        p.node_limit = 3000;
+        tp_exact_result r;
+        assert_int_equal(tp_exact_search(x.t, x.n, &p, off, &r), TP_OK);
+            assert_true(r.nodes > 0 && r.nodes <= p.node_limit);
+        if (r.found) {
+            found++;
+            assert_true(sound(&x, off));
+            assert_int_equal(arena_of(&x, off), r.arena);
+            assert_true(r.arena <= p.limit);
+        }
+        tp_general_free(&g);
+        o.strategy = TP_PLAN_EXACT;
+        o.time_limit_seconds = 0.05;
+        tp_plan_report rep;
+        assert_int_equal(tp_plan_offsets_ex(x.t, x.n, &o, off, &arena, &rep), TP_OK);
+        assert_true(sound(&x, off));
+        assert_int_equal(arena, arena_of(&x, off));
+        assert_true(arena >= peak && !rep.search_skipped);
+    }
+    assert_true(one_sided > 20);
+    assert_true(found > 0);
 }
 
 /* Two instances without gaps on which the search once proved a limit impossible that the
@@ -487,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_triangle_needs_the_search),
         cmocka_unit_test(test_pairs_without_constraint_and_one_sided),
         cmocka_unit_test(test_repaired_and_cut_off_plans_are_sound),
+        cmocka_unit_test(test_one_sided_wide_plans_are_sound),
         cmocka_unit_test(test_section_emptied_between_tensors),
         cmocka_unit_test(test_twins_need_equal_alignments),
     };

@@ -239,8 +239,6 @@ static void print_text(FILE *out, const plan_summary *s)
             fprintf(out, "; arena proven minimal");
         else if (a->has_capacity && fits)
             fprintf(out, "; fits the capacity");
-        else if (a->strategy == TP_PLAN_EXACT && report->search_skipped)
-            fprintf(out, "; not proven (gaps the exact search does not take)");
         else if (a->strategy == TP_PLAN_EXACT)
             fprintf(out, "; not proven%s", report->timed_out ? " (time limit reached)" : "");
         if (report->nodes_explored > 0)

@@ -135,8 +135,8 @@ typedef struct tp_plan_report {
     double seconds;
     size_t lower_bound;           /* peak of live bytes (raised when a search proves more) */
     size_t arena_size;            /* of the returned plan (0 when none is returned)     */
-    /* TP_PLAN_EXACT with gaps it does not take (a pair with exactly one of A, B > 0,
-     * docs/exact-solver.md "Gaps"): the portfolio's plan, not searched */
+    /* Always 0: the exact search takes every problem with gaps (docs/exact-solver.md,
+     * "Gaps"); kept so that programs reading it still build */
     int search_skipped;
 } tp_plan_report;
 

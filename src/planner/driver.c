@@ -148,9 +148,8 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     if (decision) {
         st = search_and_adopt(tensors, count, &xp, o->capacity, 0, 0, rep, best, offsets,
                               trial, &xr);
-        rep->search_skipped = xr.unsupported;
-        if (st != TP_OK || xr.unsupported)
-            return st; /* gaps the search does not take: the portfolio's plan */
+        if (st != TP_OK)
+            return st;
         rep->timed_out = xr.timed_out;
         if (!xr.found && xr.complete) {
             rep->proven_infeasible = 1;
@@ -176,8 +175,7 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
             st = search_and_adopt(tensors, count, &xp, limit, 0, EXACT_PROBE_NODES, rep,
                                   best, offsets, trial, &xr);
             xp.repair_runs = 0;
-            rep->search_skipped = st == TP_OK && xr.unsupported;
-            if (st != TP_OK || xr.unsupported)
+            if (st != TP_OK)
                 return st;
             if (!xr.found) {
                 if (xr.complete && limit + 1 > rep->lower_bound)
@@ -277,8 +275,7 @@ tp_status tp_plan_offsets_ex(const tp_tensor_lifetime *tensors, size_t count,
     const double deadline = o->time_limit_seconds > 0 ? start + o->time_limit_seconds : 0;
 
     /* Per-tensor alignments or gaps: the general pass (greedy_general.c) instead of the fast
-     * ones, on this thread; the exact search takes both (gaps where every conflicting pair
-     * has A > 0 and B > 0, docs/exact-solver.md "Gaps"). */
+     * ones, on this thread; the exact search takes both (docs/exact-solver.md "Gaps"). */
     tp_general general;
     const int is_general = o->alignments != NULL || o->gap_count > 0;
     size_t peak = 0;

@@ -935,7 +935,8 @@ static void ex_free(ex *e)
 }
 
 /* What a setup step ran into. */
-enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE, SETUP_UNSUPPORTED };
+/* SETUP_ONE_SIDED: gaps with a pair that has exactly one of A, B > 0 (exact_pairs.c) */
+enum { SETUP_OK = 0, SETUP_NOMEM, SETUP_TIMED_OUT, SETUP_TOO_LARGE, SETUP_ONE_SIDED };
 
 static void ex_init(ex *e, const tp_exact_params *params)
 {
@@ -1135,19 +1136,20 @@ static int ex_build_windows(ex *e)
 }
 
 /* With gaps, the conflict of buffers i and j (i != j): 0 none (no section where both have a
- * window, or A <= 0 and B <= 0: either alternative holds at any offsets), 1 a conflict with
- * A > 0 and B > 0 (*up = A, *dn = B), -1 exactly one of them > 0 (not searched). */
+ * window, or A + B <= 1: no integer offset difference is forbidden), 1 a conflict with A > 0
+ * and B > 0 (*up = A, *dn = B), -1 exactly one of them > 0 (exact_pairs.c takes it). */
 static int ex_gap_pair(const ex *e, size_t i, size_t j, size_t *up, size_t *dn)
 {
     if (e->b[i].s0 > e->b[j].s1 || e->b[j].s0 > e->b[i].s1)
         return 0;
-    if (!tp_general_reach(e->gen, e->b[i].id, e->b[j].id, up, dn) || (*up == 0 && *dn == 0))
-        return 0;
+    if (!tp_general_reach(e->gen, e->b[i].id, e->b[j].id, up, dn) || *up + *dn <= 1)
+        return 0; /* with *up, *dn clamped at 0, the true A + B is at most 1 too */
     return *up > 0 && *dn > 0 ? 1 : -1;
 }
 
 /* Overlap lists with gaps: the pairs in conflict, with A and B (ov_up, ov_dn). A pair with
- * exactly one of them > 0 ends the setup: SETUP_UNSUPPORTED. */
+ * exactly one of them > 0 ends the setup: SETUP_ONE_SIDED (the search over pair
+ * alternatives takes the problem instead). */
 static int ex_build_overlaps_gaps(ex *e)
 {
     const size_t m = e->m;
@@ -1158,7 +1160,7 @@ static int ex_build_overlaps_gaps(ex *e)
         for (size_t j = 0; j < m; j++) {
             const int c = i != j ? ex_gap_pair(e, i, j, &up, &dn) : 0;
             if (c < 0)
-                return SETUP_UNSUPPORTED;
+                return SETUP_ONE_SIDED;
             e->ov_start[i + 1] += (size_t)c;
         }
     }
@@ -1545,6 +1547,22 @@ static int ex_repair_best(ex *e, size_t *pos_out, size_t *arena)
     return ok;
 }
 
+/* tp_exact_pairs over the m tensors that take part. */
+static tp_status exact_by_pairs(const tp_tensor_lifetime *tensors, size_t count,
+                                const tp_exact_params *params, const tp_general *gen, size_t m,
+                                size_t fixed_top, size_t *offsets, tp_exact_result *result)
+{
+    size_t *ids = malloc(m * sizeof *ids);
+    if (ids == NULL)
+        return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
+    for (size_t i = 0, k = 0; i < count; i++)
+        if (ex_takes(gen, tensors, i))
+            ids[k++] = i;
+    const tp_status st = tp_exact_pairs(tensors, count, params, ids, m, fixed_top, offsets, result);
+    free(ids);
+    return st;
+}
+
 tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result)
@@ -1576,14 +1594,16 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
     e.fixed_top = fixed_top;
     int complete = 0;
     const int st = ex_run(&e, tensors, count, m, &complete);
+    if (st == SETUP_ONE_SIDED) { /* a one-sided pair: the search over pair alternatives */
+        ex_free(&e);
+        return exact_by_pairs(tensors, count, params, gen, m, fixed_top, offsets, result);
+    }
     if (st != SETUP_OK) {
         ex_free(&e);
         if (st == SETUP_NOMEM)
             return tp_fail(TP_ERR_NOMEM, "%zu tensors: cannot allocate the exact search", m);
-        /* timed out during the setup, too many overlaps or gaps it does not take: nothing
-         * explored, nothing found */
+        /* timed out during the setup or too many overlaps: nothing explored, nothing found */
         result->timed_out = st == SETUP_TIMED_OUT;
-        result->unsupported = st == SETUP_UNSUPPORTED;
         return TP_OK;
     }
     result->found = e.found;

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-__extension__ typedef __int128 tp_i128;
-
 void tp_general_free(tp_general *g)
 {
     free(g->align);
@@ -167,6 +165,11 @@ int tp_general_reach(const tp_general *g, size_t i, size_t j, size_t *a, size_t 
     *a = ra > 0 ? (size_t)ra : 0; /* at most the size of i: hi <= size, lo >= 0 */
     *b = rb > 0 ? (size_t)rb : 0;
     return 1;
+}
+
+int tp_general_reach_signed(const tp_general *g, size_t i, size_t j, tp_i128 *a, tp_i128 *b)
+{
+    return pair_reach(g, i, j, a, b);
 }
 
 int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,

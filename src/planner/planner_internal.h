@@ -280,8 +280,6 @@ typedef struct tp_exact_result {
     int repaired;
     size_t proven_lower;        /* > 0: no plan has an arena below it (an aspiration run
                                    completed without a plan)                             */
-    int unsupported;            /* gaps the search does not take (a pair with exactly one of
-                                   A, B > 0): nothing explored                          */
 } tp_exact_result;
 
 /* offsets[count] receives the best plan found, or the repaired one (untouched when
@@ -290,6 +288,15 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           const tp_exact_params *params, size_t *offsets,
                           tp_exact_result *result);
 
+
+/* The exact search over the alternatives of each pair (exact_pairs.c, docs/exact-solver.md
+ * "Gaps: one-sided pairs"), for gaps with a pair that has exactly one of A, B > 0: the
+ * tensors ids[0..m) (those with a window somewhere; the others sit at 0, the largest of them
+ * fixed_top bytes) under params (limit, minimise, budgets; params->general set). Fills result
+ * as tp_exact_search does (never repaired); offsets untouched without a plan. */
+tp_status tp_exact_pairs(const tp_tensor_lifetime *t, size_t count, const tp_exact_params *params,
+                         const size_t *ids, size_t m, size_t fixed_top, size_t *offsets,
+                         tp_exact_result *result);
 
 /* The time sweep for tight problems (exact_sweep.c, docs/exact-solver.md "Tight problems:
  * the time sweep"). *tight receives whether every node from the first first use to the last
@@ -384,6 +391,9 @@ static inline size_t tp_lcm_size(size_t a, size_t b)
     return q != 0 && b > SIZE_MAX / q ? SIZE_MAX : q * b;
 }
 
+/* Signed offset differences that never overflow: offsets and sizes are size_t. */
+__extension__ typedef __int128 tp_i128;
+
 /* ---- Per-tensor alignments and gaps (greedy_general.c, docs/planner.md "Alignment and gaps") */
 
 /* One piece of a tensor's lifetime: nodes [t0, t1] inclusive, during which it uses bytes
@@ -423,6 +433,10 @@ tp_status tp_general_place(const tp_tensor_lifetime *t, const tp_general *g, con
  * present; else 1, with *a = max(A, 0) and *b = max(B, 0), A and B as in docs/planner.md
  * (j above i needs oj >= oi + A, i above j needs oi >= oj + B). */
 int tp_general_reach(const tp_general *g, size_t i, size_t j, size_t *a, size_t *b);
+
+/* The same with A and B as they are (either may be zero or negative): 0 when no node has
+ * both windows present. */
+int tp_general_reach_signed(const tp_general *g, size_t i, size_t j, tp_i128 *a, tp_i128 *b);
 
 /* Whether tensors i and j (non-zero sizes) may sit at offsets oi and oj under g. */
 int tp_general_compatible(const tp_tensor_lifetime *t, const tp_general *g, size_t i, size_t oi,
