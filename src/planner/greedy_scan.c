@@ -299,8 +299,8 @@ static int reserve_records(worker *w)
     return 1;
 }
 
-/* The portable scan (greedy_scan_generic.h), compiled once for the target and, on x86-64, again
- * for AVX2; the processor picks at run time. */
+/* The portable scan (greedy_scan_generic.h), compiled for the target; on x86-64 the AVX2 and
+ * AVX-512 forms below are picked at run time when the processor has them. */
 #define KERNEL(name) name##_default
 #define KERNEL_TARGET
 #define KERNEL_LANES 4
@@ -312,17 +312,6 @@ static int reserve_records(worker *w)
 #undef KERNEL_TARGET
 #undef KERNEL_LANES
 #undef KERNEL_ANY
-#if X86_KERNELS
-#define KERNEL(name) name##_avx2
-#define KERNEL_TARGET __attribute__((target("avx2")))
-#define KERNEL_LANES 8
-#define KERNEL_ANY(v) (!_mm256_testz_si256((__m256i)(v), (__m256i)(v)))
-#include "planner/greedy_scan_generic.h"
-#undef KERNEL
-#undef KERNEL_TARGET
-#undef KERNEL_LANES
-#undef KERNEL_ANY
-#endif
 
 #if X86_KERNELS
 /* The same scan with AVX-512: 16 lanes a vector, comparisons into mask registers, recorded
@@ -385,6 +374,110 @@ __attribute__((target("avx512f"))) static void scan_avx512(worker *w, const quer
     _mm512_storeu_si512(w->best_gap, best_gap);
     _mm512_storeu_si512(w->best_start, best_start);
 }
+
+/* The same scan with AVX2 intrinsics: a row of 16 lanes as two vectors of 8, each half with
+ * its own named registers (arrays indexed by the half went through the stack, and every
+ * row's running maximum waited for a store). AVX2 compares signed lanes only, so each
+ * unsigned x <= y is max_epu32(x, y) == y (two instructions, no sign flips), and the running
+ * maxima are max_epu32 itself; recorded candidates are stored lane by lane from the bits of
+ * their mask, in the order of the other forms. Compiled for each of aligned (alignment
+ * above 1) and keyed (best fit), so that no needless constant takes one of the 16 registers.
+ * avx2_half_row returns 0 when recording ran out of memory. */
+typedef struct avx2_half {
+    __m256i e, best_gap, best_start, u;
+} avx2_half;
+
+__attribute__((target("avx2"), always_inline)) static inline int
+avx2_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *x, __m256i S,
+              __m256i QF, __m256i QL, __m256i A1, __m256i AM, int aligned, int keyed)
+{
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(ch->a + at_row));
+    const __m256i f = _mm256_loadu_si256((const __m256i *)(const void *)(ch->f + at_row));
+    const __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(ch->l + at_row));
+    /* f <= QL and QF <= l: the lifetimes meet */
+    const __m256i m = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(f, QL), QL),
+                                       _mm256_cmpeq_epi32(_mm256_max_epu32(l, QF), l));
+    const __m256i sure = _mm256_cmpeq_epi32(_mm256_max_epu32(x->e, x->u), x->e);
+    const __m256i at = aligned ? _mm256_and_si256(_mm256_add_epi32(x->e, A1), AM) : x->e;
+    const __m256i room = _mm256_sub_epi32(_mm256_max_epu32(a, at), at);
+    const __m256i ok = _mm256_and_si256(m, _mm256_cmpeq_epi32(_mm256_max_epu32(room, S), room));
+    /* key_mask is all ones (best fit) or 0 (first fit: every gap ties, the lowest wins) */
+    const __m256i gap = keyed ? _mm256_sub_epi32(a, x->e) : _mm256_setzero_si256();
+    /* gap < best_gap: not (max(gap, best_gap) == gap) */
+    const __m256i upd =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(gap, x->best_gap), gap),
+                            _mm256_and_si256(ok, sure));
+    x->best_gap = _mm256_blendv_epi8(x->best_gap, gap, upd);
+    x->best_start = _mm256_blendv_epi8(x->best_start, x->e, upd);
+    const __m256i record = _mm256_andnot_si256(sure, ok);
+    if (!_mm256_testz_si256(record, record)) {
+        if (!reserve_records(w))
+            return 0;
+        uint32_t ev[8], av[8];
+        _mm256_storeu_si256((__m256i *)(void *)ev, x->e);
+        _mm256_storeu_si256((__m256i *)(void *)av, a);
+        for (unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(record)); bits != 0;
+             bits &= bits - 1) {
+            const unsigned j = (unsigned)__builtin_ctz(bits);
+            w->rec_e[w->rec_n] = ev[j];
+            w->rec_a[w->rec_n] = av[j];
+            w->rec_lane[w->rec_n++] = (unsigned char)(8 * h + j);
+        }
+    }
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(ch->b + at_row));
+    x->e = _mm256_max_epu32(x->e, _mm256_and_si256(b, m));
+    return 1;
+}
+
+__attribute__((target("avx2"), always_inline)) static inline void
+scan_avx2_body(worker *w, const query *q, int aligned, int keyed)
+{
+    const __m256i S = _mm256_set1_epi32((int)q->size), QF = _mm256_set1_epi32((int)q->first);
+    const __m256i QL = _mm256_set1_epi32((int)q->last);
+    const __m256i A1 = _mm256_set1_epi32((int)(q->align - 1));
+    const __m256i AM = _mm256_set1_epi32((int)~(q->align - 1));
+    avx2_half x0, x1;
+    x0.best_gap = x0.best_start = x1.best_gap = x1.best_start = _mm256_set1_epi32(-1);
+    uint32_t bound = w->in_bound;
+    w->rec_n = 0;
+    for (size_t c = 0; c < w->n; c++) {
+        chunk *ch = w->chunks[c];
+        uint32_t u[LANES];
+        lane_bound_values(ch, &bound, u);
+        x0.u = _mm256_loadu_si256((const __m256i *)(const void *)u);
+        x1.u = _mm256_loadu_si256((const __m256i *)(const void *)(u + 8));
+        x0.e = x1.e = _mm256_setzero_si256();
+        ch->rec_from = w->rec_n;
+        for (uint32_t k = 0; k < ch->depth; k++) {
+            const size_t at_row = (size_t)k * LANES;
+            if (!avx2_half_row(w, ch, at_row, 0, &x0, S, QF, QL, A1, AM, aligned, keyed) ||
+                !avx2_half_row(w, ch, at_row + 8, 1, &x1, S, QF, QL, A1, AM, aligned, keyed)) {
+                w->failed = 1;
+                return;
+            }
+        }
+        ch->rec_to = w->rec_n;
+        _mm256_storeu_si256((__m256i *)(void *)ch->lane_max, x0.e);
+        _mm256_storeu_si256((__m256i *)(void *)(ch->lane_max + 8), x1.e);
+    }
+    _mm256_storeu_si256((__m256i *)(void *)w->best_gap, x0.best_gap);
+    _mm256_storeu_si256((__m256i *)(void *)(w->best_gap + 8), x1.best_gap);
+    _mm256_storeu_si256((__m256i *)(void *)w->best_start, x0.best_start);
+    _mm256_storeu_si256((__m256i *)(void *)(w->best_start + 8), x1.best_start);
+}
+
+__attribute__((target("avx2"))) static void scan_avx2(worker *w, const query *q)
+{
+    const int aligned = q->align > 1, keyed = q->key_mask != 0;
+    if (!aligned && keyed)
+        scan_avx2_body(w, q, 0, 1);
+    else if (!aligned)
+        scan_avx2_body(w, q, 0, 0);
+    else if (keyed)
+        scan_avx2_body(w, q, 1, 1);
+    else
+        scan_avx2_body(w, q, 1, 0);
+}
 #endif
 
 /* A worker's part of a query: the insertion routed to it by the previous one, then its scan. */
@@ -403,7 +496,7 @@ static void worker_turn(scan *s, worker *w)
         return;
     }
     if (s->level == 1) {
-        scan_generic_avx2(w, &s->q);
+        scan_avx2(w, &s->q);
         return;
     }
 #endif

@@ -1,6 +1,6 @@
-/* The portable scan of greedy_scan.c, included there once per instruction set: KERNEL(name) names
- * the copy, KERNEL_TARGET is its target attribute and KERNEL_LANES the width of the target's
- * vectors in 32-bit lanes (4 for SSE2, 8 for AVX2), a divisor of LANES. A row of 16 lanes is
+/* The portable scan of greedy_scan.c, included there for the compiler's target: KERNEL(name)
+ * names the copy, KERNEL_TARGET is its target attribute and KERNEL_LANES the width of the
+ * target's vectors in 32-bit lanes (4 for SSE2), a divisor of LANES. A row of 16 lanes is
  * processed as LANES / KERNEL_LANES vectors of the target's own width: wider GCC vectors are
  * split by the compiler, and their comparisons lane by lane. */
 #define KV KERNEL(kv)

@@ -160,7 +160,7 @@ tp_status tp_greedy_place_threads(const tp_tensor_lifetime *tensors, size_t coun
 typedef enum tp_scan_kernel {
     TP_SCAN_AUTO = 0, /* the best the processor has (tp_scan_level)                   */
     TP_SCAN_GENERIC,  /* the portable code as compiled for the target (tests)         */
-    TP_SCAN_AVX2      /* the portable code compiled for AVX2, if the processor has it */
+    TP_SCAN_AVX2      /* the AVX2 form, if the processor has it                        */
 } tp_scan_kernel;
 #define TP_SCAN_MAX_ALIGN ((size_t)1 << 16)
 #define TP_SCAN_THREADS_FROM 16384 /* fewer tensors: one thread */
