@@ -140,6 +140,7 @@ static tp_status run_exact(const tp_tensor_lifetime *tensors, size_t count,
     xp.alignment = align;
     xp.alignments = g->align; /* NULL unless per-tensor */
     xp.general = g->has_gaps ? g : NULL;
+    xp.hint = offsets; /* the best plan so far, kept there by search_and_adopt */
     xp.start = start;
     xp.deadline = deadline;
     xp.progress = o->progress;

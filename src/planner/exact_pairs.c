@@ -55,6 +55,8 @@ typedef struct pr {
     size_t m, n_pairs, n_edges, depth, n_trail, trail_cap;
     const size_t *ids;
     size_t *size, *align, *low, *best;
+    size_t *hint; /* the plan whose alternatives go first: the caller's, then the best found */
+    size_t *hint_own; /* the caller's, for the tensors of the search */
     uint32_t *head, *queue, *saved_at;
     unsigned char *queued;
     pr_pair *pairs;
@@ -189,7 +191,7 @@ static int pr_choose(pr *s, uint32_t p, int a)
 
 /* The pair to branch on: among those the least offsets violate, the one whose cheaper
  * alternative reaches highest (the most constrained; first a pair with one alternative
- * left), *first its cheaper alternative. PR_NONE: the least offsets are a plan; PR_DEAD: a
+ * left), *first the alternative the hint plan meets, else its cheaper one. PR_NONE: the least offsets are a plan; PR_DEAD: a
  * violated pair has no alternative within the cap. */
 static uint32_t pr_select(const pr *s, unsigned char *first)
 {
@@ -212,6 +214,10 @@ static uint32_t pr_select(const pr *s, unsigned char *first)
             pick_score = score;
             pick = (uint32_t)p;
             *first = c0 <= c1 ? 0 : 1;
+            if (s->hint != NULL && c0 <= cap && c1 <= cap) { /* the hint's alternative */
+                const tp_i128 hu = (tp_i128)s->hint[q->u], hv = (tp_i128)s->hint[q->v];
+                *first = hv >= hu + q->up ? 0 : hu >= hv + q->dn ? 1 : *first;
+            }
         }
     }
     return pick;
@@ -260,6 +266,7 @@ static int pr_search(pr *s, size_t fixed_top, tp_exact_result *r)
                 s->best_arena = pr_top(s, fixed_top);
                 s->found = 1;
                 memcpy(s->best, s->low, s->m * sizeof *s->best);
+                s->hint = s->best; /* its alternatives first from now on */
                 if (!minimise || s->best_arena <= s->stop_at || s->best_arena == 0)
                     return 1;
                 s->cap = s->best_arena - 1; /* only lower plans from now on */
@@ -323,6 +330,7 @@ static void pr_free(pr *s)
     free(s->align);
     free(s->low);
     free(s->best);
+    free(s->hint_own);
     free(s->head);
     free(s->queue);
     free(s->saved_at);
@@ -364,6 +372,13 @@ tp_status tp_exact_pairs(const tp_tensor_lifetime *t, size_t count, const tp_exa
                          : align;
         s.head[k] = PR_NONE;
         s.saved_at[k] = PR_NONE;
+    }
+    if (params->hint != NULL) {
+        if ((s.hint_own = malloc(m * sizeof *s.hint_own)) == NULL)
+            goto nomem;
+        for (size_t k = 0; k < m; k++)
+            s.hint_own[k] = params->hint[ids[k]];
+        s.hint = s.hint_own;
     }
     if (!pr_build_pairs(&s, t, params->general, result)) {
         if (s.nomem)

@@ -266,6 +266,9 @@ typedef struct tp_exact_params {
     /* NULL, or the call's gaps (has_gaps set): the search takes windows (docs/exact-solver.md,
      * "Gaps"); alignments then still come from the fields above */
     const struct tp_general *general;
+    /* NULL, or offsets of a plan of all the tensors (the best so far): the search over pair
+     * alternatives tries the alternative it meets first (exact_pairs.c) */
+    const size_t *hint;
 } tp_exact_params;
 
 typedef struct tp_exact_result {
