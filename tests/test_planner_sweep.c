@@ -405,6 +405,39 @@ static void test_a_passed_deadline_ends_the_sweep_setup(void **state)
     free(off);
 }
 
+/* The cuts with a deadline long past: they stop at once, and the repair of the parts they
+ * did not plan (hundreds of tensors, each placed against all the others) is abandoned too,
+ * with no repaired plan, instead of running past the time limit; without a deadline the
+ * same call repairs them (the repair is reached and does place them). The second call's
+ * part budget of one node once meant no budget for the sweep of a part (1 / 8 = 0, "none"):
+ * it ran for minutes. */
+static void test_a_passed_deadline_abandons_the_cut_repair(void **state)
+{
+    (void)state;
+    const size_t n = 500, cap = 1048576;
+    tpt_rng r = tpt_rng_seeded(2 * 1000 + n);
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off);
+    assert_true(t && off);
+    tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    int hit = 0;
+    tp_sweep_result res;
+    tp_sweep_params p = { cap, tp_clock_seconds() - 1, 0, NULL, 0 };
+    assert_int_equal(tp_sweep_cuts(t, n, &p, 1000, off, &res, &hit), TP_OK);
+    assert_true(res.applies && res.timed_out);
+    assert_false(res.found);
+    assert_false(res.repaired);
+    p.deadline = 0;
+    p.node_limit = 1; /* stops the cuts after their first node: the repair runs */
+    assert_int_equal(tp_sweep_cuts(t, n, &p, 1, off, &res, &hit), TP_OK);
+    if (!res.found) {
+        assert_true(res.repaired);
+        assert_true(res.arena > cap);
+    }
+    free(t);
+    free(off);
+}
+
 /* What the progress callback saw: every report's nodes, and whether each report's other
  * fields were the ones the ticker (or the driver) stands for. */
 typedef struct tick_log {
@@ -552,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_sweep_stays_out_where_it_does_not_apply),
         cmocka_unit_test(test_budget_ends_the_sweep_unproven),
         cmocka_unit_test(test_a_passed_deadline_ends_the_sweep_setup),
+        cmocka_unit_test(test_a_passed_deadline_abandons_the_cut_repair),
         cmocka_unit_test(test_sweep_reports_progress_all_along),
         cmocka_unit_test(test_driver_reports_during_the_sweep),
     };

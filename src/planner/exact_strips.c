@@ -352,8 +352,11 @@ static tp_status st_sweep_part(st *s, const st_part *p, int *ok)
     const size_t *x = s->idx + p->beg;
     for (size_t i = 0; i < p->n; i++)
         s->sub[i] = s->t[x[i]];
-    tp_sweep_params sp = { p->height, s->deadline, s->part_nodes / ST_SWEEP_SHARE,
-                           s->params->ticker, s->params->nodes_before + s->nodes };
+    /* at least one node: a part budget below ST_SWEEP_SHARE made node_limit 0, "none", and
+     * the sweep of a part ran unbounded */
+    const unsigned long long share = s->part_nodes / ST_SWEEP_SHARE;
+    tp_sweep_params sp = { p->height, s->deadline, share > 0 ? share : 1, s->params->ticker,
+                           s->params->nodes_before + s->nodes };
     const unsigned long long left = s->node_limit > s->nodes ? s->node_limit - s->nodes : 1;
     if (s->node_limit != 0 && left < sp.node_limit)
         sp.node_limit = left;
@@ -413,7 +416,10 @@ static size_t st_lowest(st *s, size_t count, size_t x)
 /* The parts that found no plan (or were not reached) placed tensor by tensor, larger first,
  * each at the lowest offset clear of every placed tensor it meets: a plan, above the limit.
  * Skipped (0) when that would cost more than about 2^28 steps or an offset would pass
- * SIZE_MAX. *arena receives its top. */
+ * SIZE_MAX, and abandoned (0) once the deadline is ST_REPAIR_GRACE seconds past, as the
+ * repairs of exact.c are: a repair costs up to 2^28 steps, seconds, after the cuts used up
+ * the time. *arena receives its top. */
+#define ST_REPAIR_GRACE 0.02
 static int st_repair(st *s, size_t count, size_t m, size_t *arena)
 {
     size_t u = 0;
@@ -433,8 +439,13 @@ static int st_repair(st *s, size_t count, size_t m, size_t *arena)
     q.deadline = 0; /* the repair is bounded: the reports only */
     int ok = 1;
     for (size_t k = 0; k < u && ok; k++) {
-        if ((k & 15u) == 15u)
+        if ((k & 15u) == 15u) {
             (void)tp_sweep_clock(&q, s->nodes);
+            if (s->deadline > 0 && tp_clock_seconds() > s->deadline + ST_REPAIR_GRACE) {
+                ok = 0;
+                break;
+            }
+        }
         const size_t x = b[k].index, at = st_lowest(s, count, x);
         ok = at <= SIZE_MAX - s->t[x].size;
         s->offsets[x] = at;
