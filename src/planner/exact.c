@@ -96,6 +96,7 @@ typedef struct ex {
     size_t best_arena;
     unsigned long long nodes, node_limit;
     double deadline, start, last_progress;
+    const tp_exact_params *params; /* the progress reports (tp_exact_report) */
     size_t lower_bound;
     void (*progress)(const struct tp_plan_progress *p, void *user);
     void *user;
@@ -178,20 +179,28 @@ static void undo_to(ex *e, size_t mark)
     }
 }
 
+void tp_exact_report(const tp_exact_params *params, int found, size_t best_arena,
+                     unsigned long long nodes, double now)
+{
+    if (params->progress == NULL)
+        return;
+    tp_plan_progress p;
+    memset(&p, 0, sizeof p); /* placed, to_place: no greedy pass under way */
+    p.have_best = found || params->known_best > 0;
+    p.best_arena = found ? best_arena : params->known_best;
+    if (found && params->known_best > 0 && params->known_best < p.best_arena)
+        p.best_arena = params->known_best;
+    p.lower_bound = params->lower_bound;
+    p.elapsed_seconds = now - params->start;
+    p.nodes = params->nodes_before + nodes;
+    params->progress(&p, params->user);
+}
+
 static void report_progress(ex *e, double now)
 {
     if (e->progress == NULL)
         return;
-    tp_plan_progress p;
-    memset(&p, 0, sizeof p); /* placed, to_place: no greedy pass under way */
-    p.have_best = e->found || e->known_best > 0;
-    p.best_arena = e->found ? e->best_arena : e->known_best;
-    if (e->found && e->known_best > 0 && e->known_best < p.best_arena)
-        p.best_arena = e->known_best;
-    p.lower_bound = e->lower_bound;
-    p.elapsed_seconds = now - e->start;
-    p.nodes = e->nodes_before + e->nodes;
-    e->progress(&p, e->user);
+    tp_exact_report(e->params, e->found, e->best_arena, e->nodes, now);
     e->last_progress = now;
 }
 
@@ -947,6 +956,7 @@ static void ex_init(ex *e, const tp_exact_params *params)
     e->minimise = params->minimise;
     e->deadline = params->deadline;
     e->node_limit = params->node_limit;
+    e->params = params;
     e->start = params->start;
     e->last_progress = tp_clock_seconds();
     e->lower_bound = params->lower_bound;

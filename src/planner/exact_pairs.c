@@ -82,19 +82,7 @@ static tp_i128 pr_round_up(tp_i128 x, size_t a)
 
 static void pr_report(pr *s, double now)
 {
-    const tp_exact_params *p = s->params;
-    if (p->progress == NULL)
-        return;
-    tp_plan_progress r;
-    memset(&r, 0, sizeof r); /* placed, to_place: no greedy pass under way */
-    r.have_best = s->found || p->known_best > 0;
-    r.best_arena = s->found ? s->best_arena : p->known_best;
-    if (s->found && p->known_best > 0 && p->known_best < r.best_arena)
-        r.best_arena = p->known_best;
-    r.lower_bound = p->lower_bound;
-    r.elapsed_seconds = now - p->start;
-    r.nodes = p->nodes_before + s->nodes;
-    p->progress(&r, p->user);
+    tp_exact_report(s->params, s->found, s->best_arena, s->nodes, now);
     s->last_progress = now;
 }
 

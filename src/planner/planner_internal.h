@@ -292,6 +292,11 @@ tp_status tp_exact_search(const tp_tensor_lifetime *tensors, size_t count,
                           tp_exact_result *result);
 
 
+/* One progress report of an exact search under params (nothing without a callback): its
+ * nodes so far and its best plan, if found, with params' known best, bound and start. */
+void tp_exact_report(const tp_exact_params *params, int found, size_t best_arena,
+                     unsigned long long nodes, double now);
+
 /* The exact search over the alternatives of each pair (exact_pairs.c, docs/exact-solver.md
  * "Gaps: one-sided pairs"), for gaps with a pair that has exactly one of A, B > 0: the
  * tensors ids[0..m) (those with a window somewhere; the others sit at 0, the largest of them
