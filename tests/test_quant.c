@@ -1291,6 +1291,63 @@ static void test_forms_match_portable(void **state)
     print_message("vector forms compared with the portable one: %d\n", vector_forms);
 }
 
+/* The activation rounding of the row products (docs/quant.md section 5, "Block types"), with
+ * rint in double: d = max|x| / 32767 per group of 32, q = nearest(x * (32767 / max|x|)) with
+ * ties to even, clamped to +-32767. Q8_0 rows that each pick one element (quant 1, scale 1,
+ * the row's other block all zero) give d * q exactly, so every q shows: a group whose
+ * maximum is 32767 (the factor is then exactly 1) holds halves that tie, and random groups
+ * the rest. One to three tokens, every form (from TP_QGEMM_MIN_TOKENS the tiles round on
+ * their own, tests/test_qgemm.c). */
+static void test_activation_rounding_ties_to_even(void **state)
+{
+    (void)state;
+    enum { N = 64, ROW = 2 * 34, TOK = 3 };
+    static uint8_t W[N * ROW];
+    memset(W, 0, sizeof W);
+    for (size_t r = 0; r < N; r++) {
+        uint8_t *blk = W + r * ROW + (r / 32) * 34;
+        blk[0] = 0x00; /* f16 1.0 */
+        blk[1] = 0x3C;
+        blk[2 + r % 32] = 1;
+    }
+    float x[TOK * N];
+    for (size_t i = 0; i < TOK * N; i++)
+        x[i] = (float)((double)rand() / RAND_MAX * 6.0 - 3.0) * (i < N ? 1.0f : 1e-3f);
+    x[0] = 32767.0f; /* token 0, group 0: factor 1, ties below */
+    x[1] = 32766.5f;
+    x[2] = -32766.5f;
+    for (int j = 3; j < 32; j++)
+        x[j] = (float)(j - 17) + 0.5f;
+    for (int isa = 0; isa < TP_ISA_COUNT; isa++) {
+        if (!tp_kernels_isa_supported(isa))
+            continue;
+        for (size_t n_tok = 1; n_tok <= TOK; n_tok++) {
+            float *y = run_form(isa, TP_TYPE_Q8_0, W, NULL, x, N, N, n_tok, 1);
+            for (size_t k = 0; k < n_tok; k++)
+                for (size_t g = 0; g < N / 32; g++) {
+                    const float *v = x + k * N + 32 * g;
+                    float amax = 0.0f;
+                    for (int j = 0; j < 32; j++)
+                        amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+                    const float id = 32767.0f / amax, d = amax / 32767.0f;
+                    for (int j = 0; j < 32; j++) {
+                        const float prod = v[j] * id;
+                        double q = rint((double)prod);
+                        q = q > 32767 ? 32767 : q < -32767 ? -32767 : q;
+                        const float want = (float)q * d;
+                        const size_t r = 32 * g + (size_t)j;
+                        if (!(y[k * N + r] == want))
+                            fail_msg("%s, %zu tokens: token %zu element %zu (%.9g): %.9g, "
+                                     "want %.9g", tp_kernels_isa_name(isa), n_tok, k, r,
+                                     (double)v[j], (double)y[k * N + r], (double)want);
+                    }
+                }
+            free(y);
+        }
+    }
+    assert_int_equal(tp_kernels_set_isa(-1), TP_OK);
+}
+
 /* The vector forms against the portable one where a row has one live scale: every block's
  * f16 scales (and mins) zero but one block's, and for Q6_K all but one of that block's 16
  * sub-block scales. Then the forms add the same few f32 terms and agree to a few units of
@@ -1431,6 +1488,7 @@ int main(void)
         cmocka_unit_test(test_matmul_float_rows_decode),
         cmocka_unit_test(test_forms_match_portable),
         cmocka_unit_test(test_forms_match_portable_one_live_scale),
+        cmocka_unit_test(test_activation_rounding_ties_to_even),
         cmocka_unit_test(test_matmul_refusals),
         cmocka_unit_test(test_get_rows_every_type),
     };

@@ -1,5 +1,6 @@
 /* The portable form of the row dot products (backend/qdot.h), the activation rounding, and
  * the choice of form. Every vector form is tested against this one. */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,13 +14,23 @@
 
 /* ---- activations --------------------------------------------------------------------------- */
 
+/* nearest(y), ties to even, for |y| < 2^22: y + 1.5 * 2^23 lies in [2^23, 2^24), where the
+ * spacing of floats is 1, so the addition rounds y to an integer (in the default rounding
+ * mode, as lrintf) and the subtraction is exact. Unlike a call of lrintf per element (which
+ * may set errno, so it is not inlined), the loop below vectorises. */
+static inline float round_nearest(float y)
+{
+    const float c = 12582912.0f;
+    return (y + c) - c;
+}
+
 static void quantize_group(const float *v, int16_t *q, float *d, float *s)
 {
     float amax = 0.0f;
     int finite = 1;
     for (int j = 0; j < TP_QDOT_GROUP; j++) {
         float a = fabsf(v[j]);
-        finite &= isfinite(v[j]) != 0;
+        finite &= a <= FLT_MAX; /* false for infinities and NaN */
         amax = a > amax ? a : amax;
     }
     float id = amax > 0.0f ? 32767.0f / amax : 0.0f;
@@ -30,9 +41,9 @@ static void quantize_group(const float *v, int16_t *q, float *d, float *s)
         return;
     }
     *d = amax / 32767.0f;
-    for (int j = 0; j < TP_QDOT_GROUP; j++) {
-        long r = lrintf(v[j] * id);
-        q[j] = (int16_t)(r > 32767 ? 32767 : r < -32767 ? -32767 : r);
+    for (int j = 0; j < TP_QDOT_GROUP; j++) { /* |v id| <= 32767 (1 + 2^-23) */
+        float r = round_nearest(v[j] * id);
+        q[j] = (int16_t)(r > 32767.0f ? 32767.0f : r < -32767.0f ? -32767.0f : r);
     }
     for (int h = 0; h < 2; h++) {
         double sum = 0.0;
