@@ -72,9 +72,13 @@ void tp_qdot_group_sums(unsigned needs, const int16_t *q, const float *s, size_t
     size_t groups = n_tok * (n / TP_QDOT_GROUP);
     for (size_t g = 0; g < groups; g++) {
         const int16_t *v = q + g * TP_QDOT_GROUP;
-        int32_t half[2] = {0, 0};
-        for (int j = 0; j < TP_QDOT_GROUP; j++)
-            half[j / 16] += v[j];
+        int32_t half[2];
+        for (int h = 0; h < 2; h++) { /* one loop per half: the compiler vectorises it */
+            int32_t sum = 0;
+            for (int j = 0; j < 16; j++)
+                sum += v[16 * h + j];
+            half[h] = sum;
+        }
         for (int j = 0; planes && j < TP_QDOT_GROUP; j++) {
             qhi[g * TP_QDOT_GROUP + (size_t)j] = (int8_t)((v[j] - (v[j] & 255)) / 256);
             qlo[g * TP_QDOT_GROUP + (size_t)j] = (uint8_t)(v[j] & 255);
