@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <pthread.h>
@@ -31,7 +30,6 @@ static tpt_rng rng;
 static size_t below(size_t n) { return (size_t)(tpt_rng_next(&rng) % n); }
 
 static int sanitized(void) { return getenv("TP_SANITIZED") != NULL; }
-
 
 static int read_problem(const char *name, tp_csv_table *table)
 {

@@ -1306,13 +1306,12 @@ static void test_activation_rounding_ties_to_even(void **state)
     memset(W, 0, sizeof W);
     for (size_t r = 0; r < N; r++) {
         uint8_t *blk = W + r * ROW + (r / 32) * 34;
-        blk[0] = 0x00; /* f16 1.0 */
-        blk[1] = 0x3C;
+        put16(blk, 0x3C00); /* d = 1 */
         blk[2 + r % 32] = 1;
     }
     float x[TOK * N];
     for (size_t i = 0; i < TOK * N; i++)
-        x[i] = (float)((double)rand() / RAND_MAX * 6.0 - 3.0) * (i < N ? 1.0f : 1e-3f);
+        x[i] = frand() * (i < N ? 3.0f : 3e-3f);
     x[0] = 32767.0f; /* token 0, group 0: factor 1, ties below */
     x[1] = 32766.5f;
     x[2] = -32766.5f;
