@@ -69,7 +69,7 @@ typedef struct tp_qdot_ops {
     tp_qdot_fn q[TP_TYPE_ID_LIMIT]; /* block types */
     tp_fdot_fn f[TP_TYPE_ID_LIMIT]; /* F32, F16, BF16 */
     tp_qvec_fn v[TP_TYPE_ID_LIMIT]; /* block types, one token; NULL: q row by row */
-    tp_fvec_fn fv[TP_TYPE_ID_LIMIT]; /* F32, one token; NULL: f tile by tile */
+    tp_fvec_fn fv[TP_TYPE_ID_LIMIT]; /* float rows, one token; NULL: f tile by tile */
     tp_kvdot_fn kd[TP_TYPE_ID_LIMIT];   /* F32, F16, Q8_0 */
     tp_kvaxpy_fn ka[TP_TYPE_ID_LIMIT];  /* F32, F16, Q8_0 */
     unsigned char needs[TP_TYPE_ID_LIMIT]; /* what q and v of a type read of tp_xq beyond
