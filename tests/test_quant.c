@@ -1147,7 +1147,7 @@ static void test_matmul_float_rows_decode(void **state)
     const uint32_t types[] = {TP_TYPE_F32, TP_TYPE_F16, TP_TYPE_BF16};
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
         for (size_t ti = 0; ti < 3; ti++) {
-            size_t n_in = shapes[sh][0], n_out = shapes[sh][1], n_tok = 1 + sh % 4;
+            size_t n_in = shapes[sh][0], n_out = shapes[sh][1], n_tok = 1 + (sh + 1) % 4;
             uint8_t *W = rand_blocks(types[ti], n_in * n_out, 0);
             float *Wf = malloc(n_in * n_out * sizeof *Wf), *x = rand_floats(n_in * 4, 1.0f);
             float *b = sh % 2 ? rand_floats(n_out, 1.0f) : NULL;
