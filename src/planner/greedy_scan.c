@@ -393,6 +393,13 @@ typedef struct avx2_half {
     __m256i e, best_gap, best_start, u;
 } avx2_half;
 
+/* The lanes whose running maximum has reached their bound u (all ones), the others 0. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+avx2_sure(const avx2_half *x)
+{
+    return _mm256_cmpeq_epi32(_mm256_max_epu32(x->e, x->u), x->e);
+}
+
 __attribute__((target("avx2"), always_inline)) static inline int
 avx2_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *x, __m256i S,
               __m256i QF, __m256i QL, __m256i A1, __m256i AM, int aligned, int keyed,
@@ -404,8 +411,7 @@ avx2_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *
     /* f <= QL and QF <= l: the lifetimes meet */
     const __m256i m = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(f, QL), QL),
                                        _mm256_cmpeq_epi32(_mm256_max_epu32(l, QF), l));
-    const __m256i sure = all_sure ? _mm256_set1_epi32(-1)
-                                  : _mm256_cmpeq_epi32(_mm256_max_epu32(x->e, x->u), x->e);
+    const __m256i sure = all_sure ? _mm256_set1_epi32(-1) : avx2_sure(x);
     const __m256i at = aligned ? _mm256_and_si256(_mm256_add_epi32(x->e, A1), AM) : x->e;
     const __m256i room = _mm256_sub_epi32(_mm256_max_epu32(a, at), at);
     const __m256i ok = _mm256_and_si256(m, _mm256_cmpeq_epi32(_mm256_max_epu32(room, S), room));
@@ -459,10 +465,7 @@ scan_avx2_body(worker *w, const query *q, int aligned, int keyed)
         uint32_t k = 0;
         /* until every lane is sure (e >= u, which stays so: e only grows), rows that record */
         for (; k < ch->depth; k++) {
-            const __m256i s0 = _mm256_cmpeq_epi32(_mm256_max_epu32(x0.e, x0.u), x0.e);
-            const __m256i s1 = _mm256_cmpeq_epi32(_mm256_max_epu32(x1.e, x1.u), x1.e);
-            const __m256i both = _mm256_and_si256(s0, s1);
-            if (_mm256_movemask_epi8(both) == -1)
+            if (_mm256_movemask_epi8(_mm256_and_si256(avx2_sure(&x0), avx2_sure(&x1))) == -1)
                 break;
             const size_t at_row = (size_t)k * LANES;
             if (!avx2_half_row(w, ch, at_row, 0, &x0, S, QF, QL, A1, AM, aligned, keyed, 0) ||
