@@ -166,6 +166,67 @@ static void test_dense_long_lifetimes_match_the_tree(void **state)
     free(want);
 }
 
+/* More than 32,767 distinct first uses: the narrow AVX2 form packs each lifetime's ranks
+ * shifted right by one or more bits (greedy_scan.c, pack_times), so neighbouring ranks share
+ * a packed value and their conflicts are settled on the exact ranks. The offsets must still
+ * be the plain pass's. */
+static void test_ranks_past_32767_give_the_same_offsets(void **state)
+{
+    (void)state;
+    rng.state = 8086;
+    const size_t n = 40000, horizon = 8 * n;
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
+    unsigned char *seen = calloc(horizon, 1);
+    random_tensors(t, n, horizon, 4000);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].size > 0 && !seen[t[i].first_use]) {
+            seen[t[i].first_use] = 1;
+            distinct++;
+        }
+    assert_true(distinct > 32767);
+    const size_t m = tpt_make_order(t, n, 0, below, order);
+    const size_t arena = tpt_reference_place(t, n, order, m, 1, TP_GAP_BEST_FIT, want);
+    expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, 1, TP_SCAN_AVX2, want, arena);
+    expect_reference(t, n, order, m, 1, TP_GAP_BEST_FIT, 2, TP_SCAN_AUTO, want, arena);
+    free(t);
+    free(order);
+    free(want);
+    free(seen);
+}
+
+/* Arenas that pass 2 GiB while the scan places: the narrow AVX2 form (signed comparisons) runs
+ * while every end is below 2^31 and the full one after (greedy_scan.c, query.narrow). */
+static void test_arenas_past_2_gib_give_the_same_offsets(void **state)
+{
+    (void)state;
+    rng.state = 2147483647u;
+    tp_tensor_lifetime t[220];
+    size_t order[220], want[220];
+    unsigned crossed = 0;
+    for (unsigned r = 0; r < 40; r++) {
+        const size_t n = 120 + below(100);
+        for (size_t i = 0; i < n; i++) {
+            const size_t first = below(60);
+            t[i] = (tp_tensor_lifetime){ ((size_t)1 << 24) + below((size_t)3 << 23), first,
+                                         first + below(60) };
+        }
+        const int shuffled = below(2);
+        const size_t m = tpt_make_order(t, n, shuffled, below, order);
+        const size_t align = below(2) ? 1 : (size_t)1 << below(17);
+        const tp_gap_rule rule = shuffled && below(2) ? TP_GAP_FIRST_FIT : TP_GAP_BEST_FIT;
+        const size_t arena = tpt_reference_place(t, n, order, m, align, rule, want);
+        if (arena <= INT32_MAX || arena >= UINT32_MAX - ((size_t)1 << 26))
+            continue;
+        crossed++;
+        expect_reference(t, n, order, m, align, rule, 1, TP_SCAN_AVX2, want, arena);
+        expect_reference(t, n, order, m, align, rule, 1, TP_SCAN_AUTO, want, arena);
+        expect_reference(t, n, order, m, align, rule, 1, TP_SCAN_GENERIC, want, arena);
+    }
+    assert_true(crossed >= 10);
+}
+
 /* What the scan cannot hold it declines, leaving nothing behind, and tp_greedy_place then gives
  * the plain pass's offsets all the same (through the tree). */
 static void test_the_scan_declines_what_it_cannot_hold(void **state)
@@ -245,6 +306,8 @@ int main(void)
         cmocka_unit_test(test_split_chunks_shared_by_threads_give_the_same_offsets),
         cmocka_unit_test(test_threads_pinned_to_one_processor_give_the_same_offsets),
         cmocka_unit_test(test_dense_long_lifetimes_match_the_tree),
+        cmocka_unit_test(test_ranks_past_32767_give_the_same_offsets),
+        cmocka_unit_test(test_arenas_past_2_gib_give_the_same_offsets),
         cmocka_unit_test(test_the_scan_declines_what_it_cannot_hold),
         cmocka_unit_test(test_the_public_planner_with_long_lifetimes_equals_the_plain_pass),
     };

@@ -6,7 +6,8 @@
  * union of some thirty large sets: about 10 s for 1e5 tensors whose lifetimes reach half the
  * graph. This file does the opposite. Placed tensors are kept sorted by start address, and each
  * placement reads all of them once, 16 at a time, with four 32-bit words per tensor (start,
- * end, first and last use). Walking in address order, the union's end so far is a running
+ * end, first and last use; the narrow AVX2 form reads three: start, end and both uses packed
+ * in one word, see pack_times). Walking in address order, the union's end so far is a running
  * maximum E over the ends of conflicting tensors; a conflicting tensor starting above E closes
  * the gap [E, start). The smallest fitting gap (lowest on a tie) and the final E (where the
  * union ends, for appending) are the whole answer: no set is built.
@@ -49,10 +50,14 @@
 #define DEPTH 1024
 #define CAP (LANES * DEPTH)
 #define NO_TIME UINT32_MAX /* first use of an empty slot: conflicts with nothing */
+/* The packed word of an empty slot: first use 0x7fff, above every packed first use, and a
+ * high half that no query's equals (see pack_times) */
+#define EMPTY_TIMES 0x80007fffu
 #define MAX_THREADS 8
 
 typedef struct chunk {
     uint32_t a[CAP], b[CAP], f[CAP], l[CAP]; /* tensor k of lane j at k * LANES + j */
+    uint32_t t[CAP]; /* f and l packed (pack_times), read by the narrow AVX2 form */
     uint32_t cnt[LANES];
     uint32_t b_max[LANES];   /* the largest end in each lane, whatever the lifetimes */
     uint32_t total, depth;   /* tensors; the longest lane */
@@ -65,6 +70,8 @@ typedef struct query {
     uint32_t size, first, last;
     uint32_t align;    /* a power of two */
     uint32_t key_mask; /* all ones: best fit (gap, then start); 0: first fit (start) */
+    int narrow;        /* every rank, end and the size below 2^31: see avx2_narrow_half_row */
+    uint32_t packed;   /* [first, last] as pack_times packs a query */
 } query;
 
 struct scan;
@@ -95,6 +102,7 @@ typedef struct scan {
     worker w[MAX_THREADS];
     unsigned threads;
     int level; /* 0: portable, 1: AVX2, 2: AVX-512 */
+    unsigned time_shift; /* pack_times: ranks >> time_shift stay below 0x7fff */
     query q;
     _Atomic unsigned go;   /* incremented for each query */
     _Atomic unsigned done; /* helpers finished with the current query */
@@ -115,7 +123,20 @@ static void clear_slots(chunk *c, uint32_t from, uint32_t to)
         c->a[i] = c->b[i] = 0;
         c->f[i] = NO_TIME;
         c->l[i] = 0;
+        c->t[i] = EMPTY_TIMES;
     }
+}
+
+/* A lifetime [f, l] in one word for the narrow AVX2 form: the low half f >> shift, the high
+ * half 0x7fff - (l >> shift), both below 0x7fff (scan_init picks shift for that). A query
+ * packs [QF, QL] as QL >> shift and 0x7fff - (QF >> shift); a signed 16-bit comparison of a
+ * stored word with the query's then says in its low half f' > QL' and in its high half
+ * QF' > l' (the ' for shifted), each of which means for sure that the lifetimes are apart,
+ * and equal halves leave it open. An empty slot's low half 0x7fff is above every QL', and
+ * its high half 0x8000 equals no query's (at least 1). */
+static inline uint32_t pack_times(uint32_t f, uint32_t l, unsigned shift)
+{
+    return (f >> shift) | (0x7fffu - (l >> shift)) << 16;
 }
 
 static chunk *chunk_new(void)
@@ -153,8 +174,8 @@ static uint32_t chunk_gather(const chunk *c, uint32_t *t)
     return p;
 }
 
-/* Fills c with t[4][from .. from + n), spread evenly over the lanes. */
-static void chunk_deal(chunk *c, const uint32_t *t, uint32_t from, uint32_t n)
+/* Fills c with t[4][from .. from + n), spread evenly over the lanes (shift: pack_times). */
+static void chunk_deal(chunk *c, const uint32_t *t, uint32_t from, uint32_t n, unsigned shift)
 {
     clear_slots(c, 0, c->depth * LANES); /* rows below the depth are clear already */
     const uint32_t per = n / LANES, extra = n % LANES;
@@ -170,6 +191,7 @@ static void chunk_deal(chunk *c, const uint32_t *t, uint32_t from, uint32_t n)
             c->b[i] = t[CAP + p];
             c->f[i] = t[2 * CAP + p];
             c->l[i] = t[3 * CAP + p];
+            c->t[i] = pack_times(c->f[i], c->l[i], shift);
             c->b_max[j] = c->b[i] > c->b_max[j] ? c->b[i] : c->b_max[j];
         }
     }
@@ -233,12 +255,14 @@ static int worker_insert(worker *w, uint32_t a, uint32_t b, uint32_t f, uint32_t
                 c->b[to] = c->b[from];
                 c->f[to] = c->f[from];
                 c->l[to] = c->l[from];
+                c->t[to] = c->t[from];
             }
             const uint32_t i = p * LANES + lane;
             c->a[i] = a;
             c->b[i] = b;
             c->f[i] = f;
             c->l[i] = l;
+            c->t[i] = pack_times(f, l, w->scan->time_shift);
             c->cnt[lane]++;
             c->b_max[lane] = b > c->b_max[lane] ? b : c->b_max[lane];
             c->total++;
@@ -252,14 +276,14 @@ static int worker_insert(worker *w, uint32_t a, uint32_t b, uint32_t f, uint32_t
         uint32_t *t = w->scratch;
         const uint32_t total = chunk_gather(c, t);
         if (total < CAP - CAP / 4) {
-            chunk_deal(c, t, 0, total);
+            chunk_deal(c, t, 0, total, w->scan->time_shift);
             continue;
         }
         chunk *d = chunks_room(w) ? chunk_new() : NULL;
         if (d == NULL)
             return 0;
-        chunk_deal(c, t, 0, total / 2);
-        chunk_deal(d, t, total / 2, total - total / 2);
+        chunk_deal(c, t, 0, total / 2, w->scan->time_shift);
+        chunk_deal(d, t, total / 2, total - total / 2, w->scan->time_shift);
         memmove(w->chunks + lo + 2, w->chunks + lo + 1, (w->n - lo - 1) * sizeof *w->chunks);
         w->chunks[lo + 1] = d;
         w->n++;
@@ -391,7 +415,28 @@ __attribute__((target("avx512f"))) static void scan_avx512(worker *w, const quer
  * all_sure). */
 typedef struct avx2_half {
     __m256i e, best_gap, best_start, u;
+    __m256i best, imax; /* the narrow form: INT32_MAX - best gap (0: none), INT32_MAX */
 } avx2_half;
+
+/* Stores the candidates (e, a) of the lanes in record, lane by lane in the order of the other
+ * forms (half h of a row); 0 when the records cannot grow. */
+__attribute__((target("avx2"))) static int avx2_record(worker *w, __m256i e, __m256i a,
+                                                        __m256i record, unsigned h)
+{
+    if (!reserve_records(w))
+        return 0;
+    uint32_t ev[8], av[8];
+    _mm256_storeu_si256((__m256i *)(void *)ev, e);
+    _mm256_storeu_si256((__m256i *)(void *)av, a);
+    for (unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(record)); bits != 0;
+         bits &= bits - 1) {
+        const unsigned j = (unsigned)__builtin_ctz(bits);
+        w->rec_e[w->rec_n] = ev[j];
+        w->rec_a[w->rec_n] = av[j];
+        w->rec_lane[w->rec_n++] = (unsigned char)(8 * h + j);
+    }
+    return 1;
+}
 
 /* The lanes whose running maximum has reached their bound u (all ones), the others 0. */
 __attribute__((target("avx2"), always_inline)) static inline __m256i
@@ -424,34 +469,114 @@ avx2_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *
     x->best_gap = _mm256_blendv_epi8(x->best_gap, gap, upd);
     x->best_start = _mm256_blendv_epi8(x->best_start, x->e, upd);
     const __m256i record = _mm256_andnot_si256(sure, ok);
-    if (!all_sure && !_mm256_testz_si256(record, record)) {
-        if (!reserve_records(w))
-            return 0;
-        uint32_t ev[8], av[8];
-        _mm256_storeu_si256((__m256i *)(void *)ev, x->e);
-        _mm256_storeu_si256((__m256i *)(void *)av, a);
-        for (unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(record)); bits != 0;
-             bits &= bits - 1) {
-            const unsigned j = (unsigned)__builtin_ctz(bits);
-            w->rec_e[w->rec_n] = ev[j];
-            w->rec_a[w->rec_n] = av[j];
-            w->rec_lane[w->rec_n++] = (unsigned char)(8 * h + j);
-        }
-    }
+    if (!all_sure && !_mm256_testz_si256(record, record) && !avx2_record(w, x->e, a, record, h))
+        return 0;
     const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(ch->b + at_row));
     x->e = _mm256_max_epu32(x->e, _mm256_and_si256(b, m));
     return 1;
 }
 
+/* The narrow form (query.narrow: every address, end, rank and the size below 2^31). Signed
+ * comparisons then give the unsigned answers in one instruction (cmpgt) where the form above
+ * needs max_epu32 and cmpeq. And it reads 12 bytes a tensor instead of 16: the lifetime as
+ * the packed word t (pack_times), whose two 16-bit halves are compared with the query's at
+ * once. A scan that reads its chunks from the L3 cache is bound by how many bytes it reads
+ * (about 16 bytes a cycle on a Zen 3 core), so fewer bytes are most of the gain. The halves
+ * are the ranks shifted right by time_shift: a half that compares greater says for sure
+ * that the lifetimes are apart; a half that compares equal leaves it open, and such a row
+ * (rare: about 2^shift / ranks a lane) is tested on the exact ranks f and l instead.
+ * Empty slots (exact first use NO_TIME, -1 as signed, last use 0) may pass that exact test
+ * when the query starts at rank 0, which changes nothing: their end 0 never raises e and
+ * their gap 0 - e never fits (S >= 1); their packed word never compares equal. The best gap
+ * of a lane follows by a minimum (one instruction from row to row), INT32_MAX for none,
+ * which the caller turns back into UINT32_MAX. m: the lanes whose lifetimes meet the
+ * query's. */
+__attribute__((target("avx2"), always_inline)) static inline int
+avx2_narrow_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *x,
+                     __m256i m, __m256i S, __m256i A1, __m256i AM, int aligned, int keyed,
+                     int all_sure)
+{
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(ch->a + at_row));
+    const __m256i gap = _mm256_sub_epi32(a, x->e);
+    const __m256i room =
+        aligned ? _mm256_sub_epi32(a, _mm256_and_si256(_mm256_add_epi32(x->e, A1), AM)) : gap;
+    /* a candidate: the lifetimes meet and the gap is long enough (room >= S) */
+    const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(S, room), m);
+    const __m256i unsure = all_sure ? _mm256_setzero_si256() : _mm256_cmpgt_epi32(x->u, x->e);
+    /* the candidate's value INT32_MAX - gap (INT32_MAX for every gap in first fit), 0 where
+     * there is none: no gap reaches INT32_MAX */
+    const __m256i v0 = _mm256_and_si256(ok, keyed ? _mm256_sub_epi32(x->imax, gap) : x->imax);
+    const __m256i v = all_sure ? v0 : _mm256_andnot_si256(unsure, v0);
+    /* best_start takes the start where the value is strictly higher: the lowest start wins
+     * a tie */
+    const __m256i upd = _mm256_cmpgt_epi32(v, x->best);
+    x->best = _mm256_max_epi32(x->best, v);
+    x->best_start = _mm256_blendv_epi8(x->best_start, x->e, upd);
+    const __m256i record = _mm256_and_si256(ok, unsure);
+    if (!all_sure && !_mm256_testz_si256(record, record) && !avx2_record(w, x->e, a, record, h))
+        return 0;
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(ch->b + at_row));
+    x->e = _mm256_max_epi32(x->e, _mm256_and_si256(b, m));
+    return 1;
+}
+
+/* The lanes of 8 tensors from row offset at whose exact lifetimes meet [QF, QL] (narrow). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+avx2_narrow_meet(const chunk *ch, size_t at, __m256i QF, __m256i QL)
+{
+    const __m256i f = _mm256_loadu_si256((const __m256i *)(const void *)(ch->f + at));
+    const __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(ch->l + at));
+    return _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(f, QL), _mm256_cmpgt_epi32(QF, l)),
+                               _mm256_set1_epi32(-1));
+}
+
+/* One row of 16 in the narrow form: the packed lifetimes decide the conflicts of both halves,
+ * or the exact ranks where a half compared equal. */
+__attribute__((target("avx2"), always_inline)) static inline int
+avx2_narrow_row(worker *w, const chunk *ch, uint32_t k, avx2_half *x0, avx2_half *x1,
+                __m256i QW, __m256i S, __m256i QF, __m256i QL, __m256i A1, __m256i AM,
+                int aligned, int keyed, int all_sure)
+{
+    const size_t at = (size_t)k * LANES;
+    const __m256i t0 = _mm256_loadu_si256((const __m256i *)(const void *)(ch->t + at));
+    const __m256i t1 = _mm256_loadu_si256((const __m256i *)(const void *)(ch->t + at + 8));
+    const __m256i open = _mm256_or_si256(_mm256_cmpeq_epi16(t0, QW), _mm256_cmpeq_epi16(t1, QW));
+    __m256i m0, m1;
+    if (__builtin_expect(_mm256_testz_si256(open, open), 1)) {
+        /* no half greater: the lifetimes meet */
+        m0 = _mm256_cmpeq_epi32(_mm256_cmpgt_epi16(t0, QW), _mm256_setzero_si256());
+        m1 = _mm256_cmpeq_epi32(_mm256_cmpgt_epi16(t1, QW), _mm256_setzero_si256());
+    } else {
+        m0 = avx2_narrow_meet(ch, at, QF, QL);
+        m1 = avx2_narrow_meet(ch, at + 8, QF, QL);
+    }
+    return avx2_narrow_half_row(w, ch, at, 0, x0, m0, S, A1, AM, aligned, keyed, all_sure) &&
+           avx2_narrow_half_row(w, ch, at + 8, 1, x1, m1, S, A1, AM, aligned, keyed, all_sure);
+}
+
+/* One row of 16 in the full form. */
+__attribute__((target("avx2"), always_inline)) static inline int
+avx2_row(worker *w, const chunk *ch, uint32_t k, avx2_half *x0, avx2_half *x1, __m256i S,
+         __m256i QF, __m256i QL, __m256i A1, __m256i AM, int aligned, int keyed, int all_sure)
+{
+    const size_t at = (size_t)k * LANES;
+    return avx2_half_row(w, ch, at, 0, x0, S, QF, QL, A1, AM, aligned, keyed, all_sure) &&
+           avx2_half_row(w, ch, at + 8, 1, x1, S, QF, QL, A1, AM, aligned, keyed, all_sure);
+}
+
+/* The scan of a worker's chunks in the full form or the narrow one. */
 __attribute__((target("avx2"), always_inline)) static inline void
-scan_avx2_body(worker *w, const query *q, int aligned, int keyed)
+scan_avx2_body(worker *w, const query *q, int aligned, int keyed, int narrow)
 {
     const __m256i S = _mm256_set1_epi32((int)q->size), QF = _mm256_set1_epi32((int)q->first);
     const __m256i QL = _mm256_set1_epi32((int)q->last);
+    const __m256i QW = _mm256_set1_epi32((int)q->packed);
     const __m256i A1 = _mm256_set1_epi32((int)(q->align - 1));
     const __m256i AM = _mm256_set1_epi32((int)~(q->align - 1));
     avx2_half x0, x1;
     x0.best_gap = x0.best_start = x1.best_gap = x1.best_start = _mm256_set1_epi32(-1);
+    x0.imax = x1.imax = _mm256_set1_epi32(INT32_MAX);
+    x0.best = x1.best = _mm256_setzero_si256();
     uint32_t bound = w->in_bound;
     w->rec_n = 0;
     for (size_t c = 0; c < w->n; c++) {
@@ -465,25 +590,39 @@ scan_avx2_body(worker *w, const query *q, int aligned, int keyed)
         uint32_t k = 0;
         /* until every lane is sure (e >= u, which stays so: e only grows), rows that record */
         for (; k < ch->depth; k++) {
-            if (_mm256_movemask_epi8(_mm256_and_si256(avx2_sure(&x0), avx2_sure(&x1))) == -1)
+            if (narrow) {
+                const __m256i unsure = _mm256_or_si256(_mm256_cmpgt_epi32(x0.u, x0.e),
+                                                       _mm256_cmpgt_epi32(x1.u, x1.e));
+                if (_mm256_testz_si256(unsure, unsure))
+                    break;
+            } else if (_mm256_movemask_epi8(_mm256_and_si256(avx2_sure(&x0), avx2_sure(&x1))) ==
+                       -1)
                 break;
-            const size_t at_row = (size_t)k * LANES;
-            if (!avx2_half_row(w, ch, at_row, 0, &x0, S, QF, QL, A1, AM, aligned, keyed, 0) ||
-                !avx2_half_row(w, ch, at_row + 8, 1, &x1, S, QF, QL, A1, AM, aligned, keyed,
-                               0)) {
+            if (!(narrow ? avx2_narrow_row(w, ch, k, &x0, &x1, QW, S, QF, QL, A1, AM, aligned,
+                                           keyed, 0)
+                         : avx2_row(w, ch, k, &x0, &x1, S, QF, QL, A1, AM, aligned, keyed, 0))) {
                 w->failed = 1;
                 return;
             }
         }
         /* then rows without the test: a sure lane records nothing */
         for (; k < ch->depth; k++) {
-            const size_t at_row = (size_t)k * LANES;
-            avx2_half_row(w, ch, at_row, 0, &x0, S, QF, QL, A1, AM, aligned, keyed, 1);
-            avx2_half_row(w, ch, at_row + 8, 1, &x1, S, QF, QL, A1, AM, aligned, keyed, 1);
+            if (narrow)
+                avx2_narrow_row(w, ch, k, &x0, &x1, QW, S, QF, QL, A1, AM, aligned, keyed, 1);
+            else
+                avx2_row(w, ch, k, &x0, &x1, S, QF, QL, A1, AM, aligned, keyed, 1);
         }
         ch->rec_to = w->rec_n;
         _mm256_storeu_si256((__m256i *)(void *)ch->lane_max, x0.e);
         _mm256_storeu_si256((__m256i *)(void *)(ch->lane_max + 8), x1.e);
+    }
+    if (narrow) {
+        /* back to gaps: INT32_MAX - value, UINT32_MAX for none (first fit: 0 for a gap) */
+        const __m256i zero = _mm256_setzero_si256();
+        x0.best_gap = _mm256_or_si256(_mm256_sub_epi32(x0.imax, x0.best),
+                                      _mm256_cmpeq_epi32(x0.best, zero));
+        x1.best_gap = _mm256_or_si256(_mm256_sub_epi32(x1.imax, x1.best),
+                                      _mm256_cmpeq_epi32(x1.best, zero));
     }
     _mm256_storeu_si256((__m256i *)(void *)w->best_gap, x0.best_gap);
     _mm256_storeu_si256((__m256i *)(void *)(w->best_gap + 8), x1.best_gap);
@@ -494,14 +633,23 @@ scan_avx2_body(worker *w, const query *q, int aligned, int keyed)
 __attribute__((target("avx2"))) static void scan_avx2(worker *w, const query *q)
 {
     const int aligned = q->align > 1, keyed = q->key_mask != 0;
-    if (!aligned && keyed)
-        scan_avx2_body(w, q, 0, 1);
+    if (q->narrow) {
+        if (!aligned && keyed)
+            scan_avx2_body(w, q, 0, 1, 1);
+        else if (!aligned)
+            scan_avx2_body(w, q, 0, 0, 1);
+        else if (keyed)
+            scan_avx2_body(w, q, 1, 1, 1);
+        else
+            scan_avx2_body(w, q, 1, 0, 1);
+    } else if (!aligned && keyed)
+        scan_avx2_body(w, q, 0, 1, 0);
     else if (!aligned)
-        scan_avx2_body(w, q, 0, 0);
+        scan_avx2_body(w, q, 0, 0, 0);
     else if (keyed)
-        scan_avx2_body(w, q, 1, 1);
+        scan_avx2_body(w, q, 1, 1, 0);
     else
-        scan_avx2_body(w, q, 1, 0);
+        scan_avx2_body(w, q, 1, 0, 0);
 }
 #endif
 
@@ -880,8 +1028,12 @@ static tp_status scan_place_all(scan *s, const tp_tensor_lifetime *tensors, cons
             *declined = 1;
             return TP_OK;
         }
-        s->q = (query){ (uint32_t)size, (uint32_t)first[k], (uint32_t)last[k], align,
-                        rule == TP_GAP_FIRST_FIT ? 0u : UINT32_MAX };
+        /* blocks end at or below arena, ranks are below n_order */
+        const int narrow = n_order <= INT32_MAX && size <= INT32_MAX &&
+                           arena <= (size_t)INT32_MAX - align;
+        const uint32_t qf = (uint32_t)first[k], ql = (uint32_t)last[k];
+        s->q = (query){ (uint32_t)size, qf, ql, align, rule == TP_GAP_FIRST_FIT ? 0u : UINT32_MAX,
+                        narrow, pack_times(ql, qf, s->time_shift) };
         uint32_t from;
         if (!scan_query(s, &from))
             return tp_fail(TP_ERR_NOMEM, "cannot grow the address-ordered tensors");
@@ -932,6 +1084,11 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
     else
         st = tp_lifetime_ranks(tensors, order, n_order, first, last, &n_ranks);
     if (st == TP_OK) {
+        size_t top = 0; /* the largest rank */
+        for (size_t k = 0; k < n_order; k++)
+            top = last[k] > top ? last[k] : first[k] > top ? first[k] : top;
+        while ((top >> s.time_shift) >= 0x7fff)
+            s.time_shift++;
         scan_start_helpers(&s);
         st = scan_place_all(&s, tensors, order, n_order, first, last, (uint32_t)alignment, rule,
                             ticker, offsets, arena_size, declined);
