@@ -487,10 +487,10 @@ avx2_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *
  * (rare: about 2^shift / ranks a lane) is tested on the exact ranks f and l instead.
  * Empty slots (exact first use NO_TIME, -1 as signed, last use 0) may pass that exact test
  * when the query starts at rank 0, which changes nothing: their end 0 never raises e and
- * their gap 0 - e never fits (S >= 1); their packed word never compares equal. The best gap
- * of a lane follows by a minimum (one instruction from row to row), INT32_MAX for none,
- * which the caller turns back into UINT32_MAX. m: the lanes whose lifetimes meet the
- * query's. */
+ * their gap 0 - e never fits (S >= 1); their packed word never compares equal. A lane keeps
+ * INT32_MAX - its best gap, 0 for none, by a maximum (one instruction from row to row, where
+ * a blend waited for a comparison with the last best), which the caller turns back into
+ * gaps. m: the lanes whose lifetimes meet the query's. */
 __attribute__((target("avx2"), always_inline)) static inline int
 avx2_narrow_half_row(worker *w, const chunk *ch, size_t at_row, unsigned h, avx2_half *x,
                      __m256i m, __m256i S, __m256i A1, __m256i AM, int aligned, int keyed,
@@ -526,8 +526,8 @@ avx2_narrow_meet(const chunk *ch, size_t at, __m256i QF, __m256i QL)
 {
     const __m256i f = _mm256_loadu_si256((const __m256i *)(const void *)(ch->f + at));
     const __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(ch->l + at));
-    return _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(f, QL), _mm256_cmpgt_epi32(QF, l)),
-                               _mm256_set1_epi32(-1));
+    const __m256i apart = _mm256_or_si256(_mm256_cmpgt_epi32(f, QL), _mm256_cmpgt_epi32(QF, l));
+    return _mm256_andnot_si256(apart, _mm256_set1_epi32(-1));
 }
 
 /* One row of 16 in the narrow form: the packed lifetimes decide the conflicts of both halves,
