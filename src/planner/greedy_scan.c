@@ -128,7 +128,7 @@ static void clear_slots(chunk *c, uint32_t from, uint32_t to)
 }
 
 /* A lifetime [f, l] in one word for the narrow AVX2 form: the low half f >> shift, the high
- * half 0x7fff - (l >> shift), both below 0x7fff (scan_init picks shift for that). A query
+ * half 0x7fff - (l >> shift), both below 0x7fff (tp_scan_place picks shift for that). A query
  * packs [QF, QL] as QL >> shift and 0x7fff - (QF >> shift); a signed 16-bit comparison of a
  * stored word with the query's then says in its low half f' > QL' and in its high half
  * QF' > l' (the ' for shifted), each of which means for sure that the lifetimes are apart,
@@ -630,26 +630,27 @@ scan_avx2_body(worker *w, const query *q, int aligned, int keyed, int narrow)
     _mm256_storeu_si256((__m256i *)(void *)(w->best_start + 8), x1.best_start);
 }
 
-__attribute__((target("avx2"))) static void scan_avx2(worker *w, const query *q)
+/* scan_avx2_body compiled for each of aligned and keyed, in one form (narrow a constant) */
+__attribute__((target("avx2"), always_inline)) static inline void
+scan_avx2_form(worker *w, const query *q, int narrow)
 {
     const int aligned = q->align > 1, keyed = q->key_mask != 0;
-    if (q->narrow) {
-        if (!aligned && keyed)
-            scan_avx2_body(w, q, 0, 1, 1);
-        else if (!aligned)
-            scan_avx2_body(w, q, 0, 0, 1);
-        else if (keyed)
-            scan_avx2_body(w, q, 1, 1, 1);
-        else
-            scan_avx2_body(w, q, 1, 0, 1);
-    } else if (!aligned && keyed)
-        scan_avx2_body(w, q, 0, 1, 0);
+    if (!aligned && keyed)
+        scan_avx2_body(w, q, 0, 1, narrow);
     else if (!aligned)
-        scan_avx2_body(w, q, 0, 0, 0);
+        scan_avx2_body(w, q, 0, 0, narrow);
     else if (keyed)
-        scan_avx2_body(w, q, 1, 1, 0);
+        scan_avx2_body(w, q, 1, 1, narrow);
     else
-        scan_avx2_body(w, q, 1, 0, 0);
+        scan_avx2_body(w, q, 1, 0, narrow);
+}
+
+__attribute__((target("avx2"))) static void scan_avx2(worker *w, const query *q)
+{
+    if (q->narrow)
+        scan_avx2_form(w, q, 1);
+    else
+        scan_avx2_form(w, q, 0);
 }
 #endif
 
@@ -1084,10 +1085,8 @@ tp_status tp_scan_place(const tp_tensor_lifetime *tensors, size_t count, const s
     else
         st = tp_lifetime_ranks(tensors, order, n_order, first, last, &n_ranks);
     if (st == TP_OK) {
-        size_t top = 0; /* the largest rank */
-        for (size_t k = 0; k < n_order; k++)
-            top = last[k] > top ? last[k] : first[k] > top ? first[k] : top;
-        while ((top >> s.time_shift) >= 0x7fff)
+        /* every rank is below n_ranks (pack_times) */
+        while (((n_ranks - 1) >> s.time_shift) >= 0x7fff)
             s.time_shift++;
         scan_start_helpers(&s);
         st = scan_place_all(&s, tensors, order, n_order, first, last, (uint32_t)alignment, rule,
