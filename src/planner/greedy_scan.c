@@ -96,6 +96,7 @@ typedef struct worker {
     struct scan *scan;
     pthread_t thread;
     int started;
+    double turn_at; /* a helper: when it began its turn on the current query (note_wait) */
 } worker;
 
 typedef struct scan {
@@ -111,8 +112,8 @@ typedef struct scan {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     _Atomic int sleepers;
-    /* Over the current window of queries: how many, and in how many the calling thread
-     * waited for the helpers longer than it worked on its own part (see note_wait). */
+    /* Over the current window of queries: how many, and in how many a helper began its part
+     * later than the calling thread finished its own (see note_wait). */
     unsigned window, waited;
     size_t share_from; /* the helpers take their parts from this many tensors placed */
 } scan;
@@ -737,6 +738,7 @@ static void *helper_main(void *arg)
         if (atomic_load(&s->quit))
             return NULL;
         seen = atomic_load(&s->go);
+        w->turn_at = tp_clock_seconds();
         worker_turn(s, w);
         atomic_fetch_add(&s->done, 1);
         wake_sleepers(s);
@@ -931,20 +933,27 @@ static void scan_finish(scan *s)
     pthread_cond_destroy(&s->wake);
 }
 
-/* Helpers that run beside the calling thread finish about when it finishes its own part. When
- * the calling thread waits for them longer than it works on most queries of a window (the
- * parts are still small, or the helpers are not scheduled: the processors are busy with other
- * work, or the process has fewer of them than threads), sharing costs more than it gives: the
- * calling thread takes every part again, the helpers sleep, and sharing is tried again when a
- * quarter more tensors are placed, or twice as many when every query of the window waited
- * (as when the threads share one processor: then one window at every doubling). Counting
- * queries, not summing their times, keeps one long query (a chunk split, a moment on a busy
+/* Helpers that run beside the calling thread begin their parts as soon as it hands the query
+ * on. When on most queries of a window a helper begins only after the calling thread has
+ * finished its own part (the parts are still small, or the helpers are not scheduled: the
+ * processors are busy with other work, or the process has fewer of them than threads),
+ * sharing costs more than it gives: the calling thread takes every part again, the helpers
+ * sleep, and sharing is tried again when a quarter more tensors are placed, or twice as many
+ * when every query of the window was late (as when the threads share one processor: then one
+ * window at every doubling). What is compared is when the helpers began, not how long the
+ * calling thread waited: a helper's part may take longer than the caller's (an insertion
+ * that shifts a long lane, a chunk split) while the two still run side by side, and ending
+ * the sharing for that made two threads 10-20% slower on an idle machine (BENCHMARKS.md).
+ * Counting queries, not summing their times, keeps one long query (a moment on a busy
  * processor) from ending the sharing. Which thread scans a part never changes the plan. */
 #define FOLD_WINDOW 64
 
-static void note_wait(scan *s, double t0, double t1, double t2, size_t placed)
+static void note_wait(scan *s, double t0, double t1, size_t placed)
 {
-    s->waited += t2 - t1 > t1 - t0;
+    double began = t0;
+    for (unsigned t = 1; t < s->threads; t++)
+        began = s->w[t].turn_at > began ? s->w[t].turn_at : began;
+    s->waited += began > t1;
     if (++s->window < FOLD_WINDOW)
         return;
     if (s->waited == FOLD_WINDOW)
@@ -985,7 +994,7 @@ static inline int scan_query(scan *s, uint32_t *from)
     if (share) {
         const double t1 = tp_clock_seconds();
         wait_for(s, &s->done, s->threads - 1, 0);
-        note_wait(s, t0, t1, tp_clock_seconds(), placed);
+        note_wait(s, t0, t1, placed);
     }
     for (unsigned t = 0; t < s->threads; t++)
         if (s->w[t].failed)
