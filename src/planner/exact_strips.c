@@ -54,6 +54,11 @@ typedef struct st {
     const size_t *nsec;
     unsigned char *in, *state;
     unsigned char *placed; /* per caller's tensor: planned by a part */
+    /* st_reach: per decision, where its group's table of the sums that the decisions from
+     * it to the group's end can still make starts (SIZE_MAX: none), and the words */
+    size_t *rat, *rf, *rb; /* and per decision: its freed-side bytes to the end, its bits */
+    uint64_t *rw;
+    size_t rw_cap;
     size_t (*gap)[2];      /* the repair's scratch: placed ranges that meet one tensor */
     double deadline;
     const tp_sweep_params *params; /* the deadline and the progress reports */
@@ -257,6 +262,107 @@ static void st_rests(st *s, const st_part *p)
     }
 }
 
+/* The sums a group can still make. A group balances when the starting bytes it puts in B
+ * equal the bytes of B freed at its section, so after each decision what is left must be
+ * made up by the group's later decisions: starting tensors add their size to one side,
+ * first-section tensors (freed side) to the other. For every decision q of a group the
+ * table at s->rat[q] holds, as bits, the differences (starting - freed) that the decisions
+ * q .. end can make, shifted up by the freed-side bytes among them (s->rf[q]): bit v +
+ * rf[q] is set where v is reachable, over s->rb[q] + 1 bits. Built from the group's end
+ * back: a decision of size w keeps the index or adds w to it (a starting tensor in B adds,
+ * a freed-side one adds when not in B), the range growing by w; the seed, forced into B on
+ * the freed side, keeps the index only. Exact where st_le only bounds, so the search
+ * never enumerates the subsets of a long group that cannot balance. Groups whose tables
+ * would pass ST_REACH_WORDS in all get none (the bounds alone then, as before). */
+#define ST_REACH_WORDS ((size_t)1 << 22) /* 32 MiB of tables at most */
+#define ST_REACH_MIN 4                   /* shorter groups: the bounds suffice */
+
+static size_t st_words(size_t bits)
+{
+    return bits / 64 + 1;
+}
+
+static void st_reach(st *s, const st_part *p, size_t seed, size_t n_sec)
+{
+    size_t used = 0;
+    for (size_t g = 0; g < p->n;) {
+        size_t e = g;
+        while (e < p->n && s->sec[e] == s->sec[g])
+            e++;
+        size_t need = 0, span = 0;
+        int want = s->sec[g] != n_sec && e - g >= ST_REACH_MIN;
+        for (size_t q = e; want && q-- > g;) {
+            const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size;
+            want = w <= 64 * ST_REACH_WORDS && span <= 64 * ST_REACH_WORDS; /* no overflow */
+            span += w;
+            need += st_words(span);
+        }
+        if (want && need <= ST_REACH_WORDS - used && used + need > s->rw_cap) {
+            size_t cap = s->rw_cap > 0 ? s->rw_cap : 1024;
+            while (cap < used + need)
+                cap *= 2;
+            uint64_t *w = realloc(s->rw, cap * sizeof *w);
+            if (w != NULL) {
+                s->rw = w;
+                s->rw_cap = cap;
+            }
+        }
+        if (!want || need > ST_REACH_WORDS - used || used + need > s->rw_cap) {
+            for (size_t q = g; q < e; q++)
+                s->rat[q] = SIZE_MAX;
+            g = e;
+            continue;
+        }
+        /* from the group's end back: position q's table over span_q + 1 bits */
+        size_t prev = SIZE_MAX, prev_bits = 0, freed = 0;
+        for (size_t q = e; q-- > g;) {
+            const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size, bits = prev_bits + w;
+            freed += s->ord[q] < s->secbeg[1] ? w : 0;
+            const size_t nw = st_words(bits), at = used;
+            uint64_t *dst = s->rw + at;
+            memset(dst, 0, nw * sizeof *dst);
+            if (prev == SIZE_MAX) { /* the last decision: after it nothing, the sum 0 */
+                dst[0] = 1;
+                if (s->ord[q] != seed)
+                    dst[w / 64] |= (uint64_t)1 << (w % 64);
+            } else {
+                const uint64_t *src = s->rw + prev;
+                const size_t pw = st_words(prev_bits);
+                for (size_t i = 0; i < pw; i++)
+                    dst[i] |= src[i];
+                if (s->ord[q] != seed) { /* dst |= src << w */
+                    const size_t ws = w / 64, bs = w % 64;
+                    for (size_t i = 0; i < pw; i++) {
+                        dst[i + ws] |= src[i] << bs;
+                        if (bs != 0 && i + ws + 1 < nw)
+                            dst[i + ws + 1] |= src[i] >> (64 - bs);
+                    }
+                }
+            }
+            s->rat[q] = at;
+            s->rf[q] = freed;
+            s->rb[q] = bits;
+            used += nw;
+            prev = at;
+            prev_bits = bits;
+        }
+        g = e;
+    }
+}
+
+/* Whether the decisions from q to the end of its group can still balance it, given the
+ * bytes decided so far (st_reach's table at q; without one, yes). */
+static int st_reachable(const st *s, size_t q, size_t k)
+{
+    if (s->rat[q] == SIZE_MAX)
+        return 1;
+    /* needed: (starting - freed) of the rest = freed[k] - sum[k]; index that + rf[q] */
+    if (s->freed[k] + s->rf[q] < s->sum[k])
+        return 0;
+    const size_t i = s->freed[k] + s->rf[q] - s->sum[k];
+    return i <= s->rb[q] && (s->rw[s->rat[q] + i / 64] >> (i % 64) & 1u);
+}
+
 /* A subset B of the part (s->in) with the same load h at every node of its span, 0 < h <
  * height: depth first over the decisions of st_sections, "not in B" first, except the
  * first tensor of the part, which is in B (B and the rest are interchangeable). Returns
@@ -267,6 +373,7 @@ static int st_balance(st *s, const st_part *p, size_t seed)
     st_sections(s, p, &n_sec);
     s->nsec = &n_sec;
     st_rests(s, p);
+    st_reach(s, p, seed, n_sec);
     s->h = 0;
     memset(s->state, 0, p->n);
     memset(s->in, 0, p->n);
@@ -297,6 +404,8 @@ static int st_balance(st *s, const st_part *p, size_t seed)
         const size_t k = s->sec[d];
         if (ok && k != n_sec && (d + 1 == p->n || s->sec[d + 1] != k))
             ok = s->sum[k] == s->freed[k]; /* the group is decided: it must balance */
+        else if (ok && k != n_sec)
+            ok = st_reachable(s, d + 1, k);
         if (ok && d + 1 == p->n)
             ok = s->h > 0 && s->h < p->height;
         if (ok)
@@ -482,6 +591,10 @@ static void st_free(st *s)
     free(s->ord);
     free(s->arem);
     free(s->frem);
+    free(s->rat);
+    free(s->rf);
+    free(s->rb);
+    free(s->rw);
 }
 
 static int st_alloc(st *s, size_t m, size_t count)
@@ -504,11 +617,15 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->ord = malloc(m * sizeof *s->ord);
     s->arem = malloc(m * sizeof *s->arem);
     s->frem = malloc(m * sizeof *s->frem);
+    s->rat = malloc(m * sizeof *s->rat);
+    s->rf = malloc(m * sizeof *s->rf);
+    s->rb = malloc(m * sizeof *s->rb);
     s->in = malloc(m);
     s->state = malloc(m);
     return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub &&
            s->sub_off && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
-           s->freed && s->in && s->state && s->ord && s->arem && s->frem;
+           s->freed && s->in && s->state && s->ord && s->arem && s->frem && s->rat && s->rf &&
+           s->rb;
 }
 
 /* Cuts one part: across time, a whole-span tensor to the bottom, across bytes, or the
