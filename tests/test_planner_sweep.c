@@ -241,34 +241,107 @@ static void test_driver_reports_on_tight_instances(void **state)
 /* Zero-waste problems of 500 to 1,000 buffers (the harder distribution of cuts), planned at
  * the capacity by the cuts under a node budget (deterministic): every plan sound, and at
  * least as many found as measured when this test was written (fewer is a regression). */
+/* One zero-waste problem (capacity 1,048,576 over 1,000 nodes) of either generator
+ * through the sweep with cuts under a node budget: whether it found a plan, checked tile
+ * by tile against the capacity. */
+static int zero_waste_planned(int balanced, size_t n, uint64_t seed, unsigned long long budget)
+{
+    const size_t cap = 1048576;
+    tpt_rng r = tpt_rng_seeded(seed * 1000 + n);
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off);
+    assert_non_null(t);
+    assert_non_null(off);
+    if (balanced)
+        tpt_zero_waste_balanced(&r, n, 1000, cap, t, NULL);
+    else
+        tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    assert_true(tight_by_nodes(t, n, cap));
+    tp_sweep_params p = { cap, 0, budget, NULL, 0 };
+    tp_sweep_result res;
+    assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.applies);
+    if (res.found)
+        assert_plan_within(t, n, off, cap);
+    free(t);
+    free(off);
+    return res.found;
+}
+
 static void test_zero_waste_family_planned_at_the_capacity(void **state)
 {
     (void)state;
-    const size_t cap = 1048576;
     static const size_t asan_seeds[] = { 1, 2, 9 };
     const size_t rounds = sanitized() ? 3 : 12;
     size_t found = 0;
     for (size_t k = 0; k < rounds; k++) {
         const size_t n = sanitized() ? 500 : (k < 10 ? 500 : 1000);
         const uint64_t seed = sanitized() ? asan_seeds[k] : (k < 10 ? k + 1 : k - 1);
-        tpt_rng r = tpt_rng_seeded(seed * 1000 + n);
-        tp_tensor_lifetime *t = malloc(n * sizeof *t);
-        size_t *off = malloc(n * sizeof *off);
-        assert_non_null(t);
-        assert_non_null(off);
-        tpt_zero_waste_balanced(&r, n, 1000, cap, t, NULL);
-        assert_true(tight_by_nodes(t, n, cap));
-        tp_sweep_params p = { cap, 0, 4000000, NULL, 0 };
-        tp_sweep_result res;
-        assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
-        assert_true(res.applies);
-        if (res.found)
-            assert_plan_within(t, n, off, cap);
-        found += res.found;
-        free(t);
-        free(off);
+        found += (size_t)zero_waste_planned(1, n, seed, 4000000);
     }
     assert_true(found >= (sanitized() ? 3u : 10u)); /* 3 and 10 when written */
+}
+
+/* Whether B (mask over t[0..n)) has the same load h, 0 < h < H, at every node of
+ * [0, nodes): node by node, from the lifetimes. */
+static int balanced_by_nodes(const tp_tensor_lifetime *t, size_t n, size_t nodes, size_t H,
+                             const unsigned char *in)
+{
+    size_t h = 0;
+    for (size_t node = 0; node < nodes; node++) {
+        size_t load = 0;
+        for (size_t i = 0; i < n; i++)
+            load += in[i] && t[i].first_use <= node && node <= t[i].last_use ? t[i].size : 0;
+        if (node == 0)
+            h = load;
+        if (load != h)
+            return 0;
+    }
+    return h > 0 && h < H;
+}
+
+/* The balance search of the cuts against brute force: on small zero-waste problems with
+ * few distinct sizes (a height of 4-40 bytes over 2-6 nodes, so that many subsets share
+ * their sums and the search's classes of interchangeable tensors and its tables of sums
+ * get exercised), for every tensor of the first node as the seed, a B is found exactly
+ * when some subset holding the seed balances (all 2^(n-1) of them tried), and every B
+ * found balances and holds the seed. */
+static void test_balance_search_is_brute_force(void **state)
+{
+    (void)state;
+    tpt_rng r = tpt_rng_seeded(77);
+    size_t found = 0, none = 0;
+    for (size_t round = 0; round < (sanitized() ? 60u : 400u); round++) {
+        const size_t nodes = 2 + (size_t)(tpt_rng_next(&r) % 5);
+        const size_t H = 4 + (size_t)(tpt_rng_next(&r) % 37);
+        const size_t n = 4 + (size_t)(tpt_rng_next(&r) % 11);
+        tp_tensor_lifetime t[14];
+        unsigned char in[14], mask[14];
+        tpt_zero_waste(&r, n, nodes, H, t, NULL);
+        for (size_t seed = 0; seed < n; seed++) {
+            if (t[seed].first_use != 0)
+                continue;
+            int exists = 0;
+            for (uint32_t m = 0; m < (1u << n) && !exists; m++) {
+                if (!(m >> seed & 1u))
+                    continue;
+                for (size_t i = 0; i < n; i++)
+                    mask[i] = (unsigned char)(m >> i & 1u);
+                exists = balanced_by_nodes(t, n, nodes, H, mask);
+            }
+            int hit = 0;
+            const int got = tp_sweep_balance(t, n, H, seed, 10000000, in, &hit);
+            assert_false(hit);
+            assert_int_equal(got, exists);
+            if (got) {
+                assert_true(in[seed]);
+                assert_true(balanced_by_nodes(t, n, nodes, H, in));
+            }
+            found += got == 1;
+            none += got == 0;
+        }
+    }
+    assert_true(found > 50 && none > 50); /* both answers met often */
 }
 
 /* The first generator (random pieces cut at random points: nested strips, columns of many
@@ -280,29 +353,12 @@ static void test_zero_waste_family_planned_at_the_capacity(void **state)
 static void test_first_generator_cut_within_a_budget(void **state)
 {
     (void)state;
-    const size_t n = 500, cap = 1048576;
     static const uint64_t all[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, asan[] = { 2, 8 };
     const uint64_t *seeds = sanitized() ? asan : all;
     const size_t rounds = sanitized() ? 2 : 10;
     size_t found = 0;
-    for (size_t k = 0; k < rounds; k++) {
-        tpt_rng r = tpt_rng_seeded(seeds[k] * 1000 + n);
-        tp_tensor_lifetime *t = malloc(n * sizeof *t);
-        size_t *off = malloc(n * sizeof *off);
-        assert_non_null(t);
-        assert_non_null(off);
-        tpt_zero_waste(&r, n, 1000, cap, t, NULL);
-        assert_true(tight_by_nodes(t, n, cap));
-        tp_sweep_params p = { cap, 0, 8000000, NULL, 0 };
-        tp_sweep_result res;
-        assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
-        assert_true(res.applies);
-        if (res.found)
-            assert_plan_within(t, n, off, cap);
-        found += res.found;
-        free(t);
-        free(off);
-    }
+    for (size_t k = 0; k < rounds; k++)
+        found += (size_t)zero_waste_planned(0, 500, seeds[k], 8000000);
     assert_int_equal(found, rounds);
 }
 
@@ -619,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_sweep_decides_like_brute_force),
         cmocka_unit_test(test_driver_reports_on_tight_instances),
         cmocka_unit_test(test_zero_waste_family_planned_at_the_capacity),
+        cmocka_unit_test(test_balance_search_is_brute_force),
         cmocka_unit_test(test_first_generator_cut_within_a_budget),
         cmocka_unit_test(test_driver_plans_a_zero_waste_problem),
         cmocka_unit_test(test_sweep_stays_out_where_it_does_not_apply),

@@ -7,9 +7,10 @@
  * - a tensor that lives over the part's whole span goes to the bottom: in any plan of the
  *   part the tiles below it could all move up by its size;
  * - across bytes: a subset B of the part whose load is the same h at every node of the span
- *   (found by a depth-first search over the tensors in the order of their first use, then
- *   in reverse time) is planned in [base, base + h) and the rest above it, each a tight
- *   part of its own.
+ *   (found by a depth-first search section by section in the order of first use, then in
+ *   reverse time, branching on the bytes that each class of interchangeable tensors puts
+ *   in B and pruned by exact tables of the sums a section can still make) is planned in
+ *   [base, base + h) and the rest above it, each a tight part of its own.
  *
  * The first two are complete; the third is not (B may be balanced and yet have no tiling
  * of its own, and only the first B found is tried), so a part that no cut splits goes to
@@ -52,13 +53,21 @@ typedef struct st {
     size_t *sec, *end, *suf, *secbeg, *starts, *sum, *freed;
     size_t *ord, *arem, *frem, h;
     const size_t *nsec;
-    unsigned char *in, *state;
+    unsigned char *in;
     unsigned char *placed; /* per caller's tensor: planned by a part */
     /* st_reach: per decision, where its group's table of the sums that the decisions from
      * it to the group's end can still make starts (SIZE_MAX: none), and the words */
     size_t *rat, *rf, *rb; /* and per decision: its freed-side bytes to the end, its bits */
     uint64_t *rw;
     size_t rw_cap;
+    /* st_classes: per class its first decision and the sum it has now; per decision its
+     * class table and that table's bits; the tables */
+    size_t *cb, *cur, *cat, *cbits;
+    uint64_t *cw;
+    size_t cw_cap;
+    /* st_list: the set bits of sparse tables, per decision where they start in sl and how
+     * many (SIZE_MAX: dense), for the rest tables (r) and the class tables (c) */
+    size_t *rl_at, *rl_n, *cl_at, *cl_n, *sl, sl_used, sl_cap;
     size_t (*gap)[2];      /* the repair's scratch: placed ranges that meet one tensor */
     double deadline;
     const tp_sweep_params *params; /* the deadline and the progress reports */
@@ -209,41 +218,6 @@ static int st_le(size_t a, size_t b, size_t c)
     return a <= b || a - b <= c;
 }
 
-/* Applies option o (1: in B) to decision d and says whether the group can still balance:
- * s->sum[k] holds the starting bytes of B in group k, s->freed[k] the bytes of B freed at
- * section k; s->arem[d] / s->frem[d] the starting / freed-side bytes of the group after d. */
-static int st_apply(st *s, const st_part *p, size_t d, int o)
-{
-    const size_t i = s->ord[d], k = s->sec[d], size = s->t[s->idx[p->beg + i]].size;
-    const int zero = i < s->secbeg[1];
-    s->in[i] = (unsigned char)o;
-    if (o) {
-        if (zero)
-            s->h += size;
-        if (!zero)
-            s->sum[k] += size;
-        s->freed[s->end[i]] += size;
-    }
-    if (k == *s->nsec) /* the last group: no section to balance */
-        return 1;
-    return st_le(s->sum[k], s->freed[k], s->frem[d]) &&
-           st_le(s->freed[k], s->sum[k], s->arem[d]);
-}
-
-static void st_unapply(st *s, const st_part *p, size_t d)
-{
-    const size_t i = s->ord[d];
-    if (s->in[i]) {
-        const size_t size = s->t[s->idx[p->beg + i]].size;
-        if (i < s->secbeg[1])
-            s->h -= size;
-        else
-            s->sum[s->sec[d]] -= size;
-        s->freed[s->end[i]] -= size;
-        s->in[i] = 0;
-    }
-}
-
 /* The bytes of group k after each decision: starting side (arem), freed side (frem). */
 static void st_rests(st *s, const st_part *p)
 {
@@ -282,9 +256,62 @@ static size_t st_words(size_t bits)
     return bits / 64 + 1;
 }
 
+/* One step back of a table of sums (nw words): the sums of src (prev_bits + 1 bits; NULL:
+ * the sum 0 alone) kept as they are (keep) and with w added (add). */
+static void st_table_step(uint64_t *dst, size_t nw, const uint64_t *src, size_t prev_bits,
+                          size_t w, int keep, int add)
+{
+    memset(dst, 0, nw * sizeof *dst);
+    if (src == NULL) {
+        dst[0] = keep ? 1 : 0;
+        if (add)
+            dst[w / 64] |= (uint64_t)1 << (w % 64);
+        return;
+    }
+    const size_t pw = st_words(prev_bits), ws = w / 64, bs = w % 64;
+    for (size_t i = 0; keep && i < pw; i++)
+        dst[i] |= src[i];
+    for (size_t i = 0; add && i < pw; i++) { /* dst |= src << w */
+        dst[i + ws] |= src[i] << bs;
+        if (bs != 0 && i + ws + 1 < nw)
+            dst[i + ws + 1] |= src[i] >> (64 - bs);
+    }
+}
+
+/* The set bits of a table of bits + 1 bits, in order, into s->sl when there are at most
+ * max of them and the lists of one search stay within ST_LISTS entries (*at, *n);
+ * otherwise *n = SIZE_MAX. */
+#define ST_LISTS ((size_t)1 << 22)
+static void st_list(st *s, const uint64_t *tab, size_t bits, size_t max, size_t *at, size_t *n)
+{
+    const size_t nw = st_words(bits);
+    size_t c = 0;
+    for (size_t i = 0; i < nw && c <= max; i++)
+        c += (size_t)__builtin_popcountll(tab[i]);
+    *n = SIZE_MAX;
+    if (c > max || c > ST_LISTS - s->sl_used)
+        return;
+    if (s->sl_used + c > s->sl_cap) {
+        size_t cap = s->sl_cap > 0 ? s->sl_cap : 1024;
+        while (cap < s->sl_used + c)
+            cap *= 2;
+        size_t *l = realloc(s->sl, cap * sizeof *l);
+        if (l == NULL)
+            return;
+        s->sl = l;
+        s->sl_cap = cap;
+    }
+    *at = s->sl_used;
+    for (size_t i = 0; i < nw; i++)
+        for (uint64_t w = tab[i]; w != 0; w &= w - 1)
+            s->sl[s->sl_used++] = i * 64 + (size_t)__builtin_ctzll(w);
+    *n = c;
+}
+
 static void st_reach(st *s, const st_part *p, size_t seed, size_t n_sec)
 {
     size_t used = 0;
+    s->sl_used = 0;
     for (size_t g = 0; g < p->n;) {
         size_t e = g;
         while (e < p->n && s->sec[e] == s->sec[g])
@@ -320,28 +347,12 @@ static void st_reach(st *s, const st_part *p, size_t seed, size_t n_sec)
             freed += s->ord[q] < s->secbeg[1] ? w : 0;
             const size_t nw = st_words(bits), at = used;
             uint64_t *dst = s->rw + at;
-            memset(dst, 0, nw * sizeof *dst);
-            if (prev == SIZE_MAX) { /* the last decision: after it nothing, the sum 0 */
-                dst[0] = 1;
-                if (s->ord[q] != seed)
-                    dst[w / 64] |= (uint64_t)1 << (w % 64);
-            } else {
-                const uint64_t *src = s->rw + prev;
-                const size_t pw = st_words(prev_bits);
-                for (size_t i = 0; i < pw; i++)
-                    dst[i] |= src[i];
-                if (s->ord[q] != seed) { /* dst |= src << w */
-                    const size_t ws = w / 64, bs = w % 64;
-                    for (size_t i = 0; i < pw; i++) {
-                        dst[i + ws] |= src[i] << bs;
-                        if (bs != 0 && i + ws + 1 < nw)
-                            dst[i + ws + 1] |= src[i] >> (64 - bs);
-                    }
-                }
-            }
+            st_table_step(dst, nw, prev == SIZE_MAX ? NULL : s->rw + prev, prev_bits, w, 1,
+                          s->ord[q] != seed);
             s->rat[q] = at;
             s->rf[q] = freed;
             s->rb[q] = bits;
+            st_list(s, dst, bits, 4096, &s->rl_at[q], &s->rl_n[q]);
             used += nw;
             prev = at;
             prev_bits = bits;
@@ -363,10 +374,272 @@ static int st_reachable(const st *s, size_t q, size_t k)
     return i <= s->rb[q] && (s->rw[s->rat[q] + i / 64] >> (i % 64) & 1u);
 }
 
+/* Classes of decisions. Within a group, tensors on the same side that end at the same
+ * section are interchangeable to everything after them: only the bytes they put in B
+ * count (added to h or to that section's starting bytes, and to the bytes freed where
+ * they end). So the search branches on a class's sum rather than on its members: each
+ * distinct sum once, smaller first (as "not in B" first), from the class's table of
+ * subset sums; the last class of a group has at most one sum that balances it. A class
+ * of one tensor, or one whose table would pass ST_CLASS_BITS, is searched member by
+ * member (classes of one, sums 0 and the size). When B is found each class's sum is
+ * turned back into members by its tables (members from q on make the sum v: take q when
+ * the others make v - size). Without these classes a group of sixty single-node tensors
+ * enumerated its subsets one by one, every one leading to the same state. */
+#define ST_CLASS_BITS ((size_t)1 << 22)
+
+/* Builds the classes of the part's decisions (s->cb[c] .. s->cb[c + 1]) and their tables
+ * of subset sums: s->cat[q] for each member q, the sums of members q .. the class's end
+ * (the seed only with it), SIZE_MAX for a class searched member by member. Returns the
+ * number of classes. */
+static size_t st_classes(st *s, const st_part *p, size_t seed)
+{
+    size_t nc = 0, used = 0;
+    for (size_t q = 0; q < p->n;) {
+        const size_t i = s->ord[q], side = i < s->secbeg[1];
+        size_t e = q + 1, total = s->t[s->idx[p->beg + i]].size;
+        while (e < p->n && s->sec[e] == s->sec[q] && (s->ord[e] < s->secbeg[1]) == side &&
+               s->end[s->ord[e]] == s->end[i]) {
+            total += s->t[s->idx[p->beg + s->ord[e]]].size;
+            e++;
+        }
+        size_t need = 0, span = 0;
+        for (size_t j = e; j-- > q;) {
+            span += s->t[s->idx[p->beg + s->ord[j]]].size;
+            need += st_words(span);
+        }
+        int table = e - q > 1 && total <= ST_CLASS_BITS;
+        if (table && used + need > s->cw_cap) {
+            size_t cap = s->cw_cap > 0 ? s->cw_cap : 1024;
+            while (cap < used + need)
+                cap *= 2;
+            uint64_t *w = realloc(s->cw, cap * sizeof *w);
+            if (w != NULL) {
+                s->cw = w;
+                s->cw_cap = cap;
+            }
+            table = used + need <= s->cw_cap;
+        }
+        if (!table) { /* member by member */
+            for (size_t j = q; j < e; j++) {
+                s->cat[j] = SIZE_MAX;
+                s->cb[nc++] = j;
+            }
+            q = e;
+            continue;
+        }
+        s->cb[nc++] = q;
+        size_t prev = SIZE_MAX, prev_bits = 0;
+        for (size_t j = e; j-- > q;) {
+            const size_t w = s->t[s->idx[p->beg + s->ord[j]]].size, bits = prev_bits + w;
+            const size_t nw = st_words(bits);
+            uint64_t *dst = s->cw + used;
+            st_table_step(dst, nw, prev == SIZE_MAX ? NULL : s->cw + prev, prev_bits, w,
+                          s->ord[j] != seed, 1);
+            s->cat[j] = used;
+            s->cbits[j] = bits;
+            s->cl_n[j] = SIZE_MAX;
+            if (j == q)
+                st_list(s, dst, bits, 4096, &s->cl_at[j], &s->cl_n[j]);
+            used += nw;
+            prev = used - nw;
+            prev_bits = bits;
+        }
+        q = e;
+    }
+    s->cb[nc] = p->n;
+    return nc;
+}
+
+static int st_bit(const st *s, size_t q, size_t v)
+{
+    return v <= s->cbits[q] && (s->cw[s->cat[q] + v / 64] >> (v % 64) & 1u);
+}
+
+/* The next sum of class c above v (SIZE_MAX: v is none yet), SIZE_MAX when none is left. */
+static size_t st_next_sum(const st *s, const st_part *p, size_t c, size_t v, size_t seed)
+{
+    const size_t q = s->cb[c];
+    if (s->cat[q] == SIZE_MAX) { /* one member: 0, then its size */
+        const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size;
+        if (v == SIZE_MAX)
+            return s->ord[q] == seed ? w : 0;
+        return v == 0 && w > 0 ? w : SIZE_MAX;
+    }
+    for (size_t x = v == SIZE_MAX ? 0 : v + 1; x <= s->cbits[q];) {
+        const uint64_t word = s->cw[s->cat[q] + x / 64] >> (x % 64);
+        if (word != 0)
+            return x + (size_t)__builtin_ctzll(word);
+        x = (x / 64 + 1) * 64;
+    }
+    return SIZE_MAX;
+}
+
+/* Adds (sign 1) or removes (-1) sum v of class c to the bytes of B. */
+static void st_class_apply(st *s, size_t c, size_t v, int sign)
+{
+    const size_t q = s->cb[c], i = s->ord[q], k = s->sec[q];
+    const size_t d = sign > 0 ? v : (size_t)0 - v; /* wraps back on removal */
+    if (i < s->secbeg[1])
+        s->h += d;
+    else
+        s->sum[k] += d;
+    s->freed[s->end[i]] += d;
+}
+
+/* The members of class c that make its sum v: s->in. */
+static void st_class_members(st *s, const st_part *p, size_t c, size_t v, size_t seed)
+{
+    const size_t q0 = s->cb[c], e = s->cb[c + 1];
+    for (size_t q = q0; q < e; q++) {
+        const size_t i = s->ord[q], w = s->t[s->idx[p->beg + i]].size;
+        int take;
+        if (s->cat[q0] == SIZE_MAX)
+            take = v == w && v > 0;
+        else if (i == seed)
+            take = 1;
+        else
+            take = v >= w && (q + 1 == e ? v == w : st_bit(s, q + 1, v - w));
+        s->in[i] = (unsigned char)take;
+        v -= take ? w : 0;
+    }
+}
+
+/* Whether the rest of group k can still balance it once class c (not its last) has sum v. */
+static int st_class_fits(st *s, size_t c, size_t v, size_t k)
+{
+    const size_t e = s->cb[c + 1];
+    st_class_apply(s, c, v, 1);
+    const int ok = s->rat[e] != SIZE_MAX ? st_reachable(s, e, k)
+                                         : st_le(s->sum[k], s->freed[k], s->frem[e - 1]) &&
+                                               st_le(s->freed[k], s->sum[k], s->arem[e - 1]);
+    st_class_apply(s, c, v, -1);
+    return ok;
+}
+
+/* Bits pos .. pos + 63 of a table of bits + 1 bits (0 outside it). */
+static uint64_t st_get64(const uint64_t *tab, size_t bits, long long pos)
+{
+    if (pos <= -64 || pos > (long long)bits)
+        return 0;
+    if (pos < 0)
+        return st_get64(tab, bits, 0) << (-pos);
+    const size_t w = (size_t)pos / 64, sh = (size_t)pos % 64, nw = st_words(bits);
+    uint64_t r = tab[w] >> sh;
+    if (sh != 0 && w + 1 < nw)
+        r |= tab[w + 1] << (64 - sh);
+    return r;
+}
+
+/* The first position of a sorted list at which the entry is at least x. */
+static size_t st_lower(const size_t *l, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (l[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The next sum of class c (not the last of group k) above v (SIZE_MAX: none yet) after
+ * which the rest of the group can still balance it, SIZE_MAX when none is left. With
+ * both tables the two are met a word at a time: with R the bytes freed less the bytes
+ * starting so far and e the rest's first decision, a sum v of freed-side tensors needs
+ * bit R + v + rf[e] of the rest's table, a sum v of starting ones bit R - v + rf[e]; the
+ * sums of a class of starting tensors are symmetric (v and total - v), so the second is
+ * read as x = total - v, upwards in the rest's table while v goes up. */
+static size_t st_next_fit(st *s, const st_part *p, size_t c, size_t v, size_t seed, size_t k)
+{
+    const size_t q = s->cb[c], e = s->cb[c + 1];
+    const long long lim = (long long)1 << 60;
+    const int words = s->cat[q] != SIZE_MAX && s->rat[e] != SIZE_MAX && s->freed[k] < lim &&
+                      s->sum[k] < lim && s->rf[e] < lim && s->cbits[q] < lim;
+    if (!words) {
+        for (v = st_next_sum(s, p, c, v, seed); v != SIZE_MAX; v = st_next_sum(s, p, c, v, seed))
+            if (st_class_fits(s, c, v, k))
+                return v;
+        return SIZE_MAX;
+    }
+    const uint64_t *a = s->cw + s->cat[q], *b = s->rw + s->rat[e];
+    const size_t abits = s->cbits[q], bbits = s->rb[e];
+    const long long o = (long long)s->freed[k] - (long long)s->sum[k] + (long long)s->rf[e];
+    const int freed_side = s->ord[q] < s->secbeg[1];
+    /* only sums whose index in the rest's table lies in it: o + v or o - v in [0, bbits] */
+    long long lo_v = v == SIZE_MAX ? 0 : (long long)v + 1, hi_v = (long long)abits;
+    const long long lo_r = freed_side ? -o : o - (long long)bbits;
+    const long long hi_r = freed_side ? (long long)bbits - o : o;
+    lo_v = lo_v > lo_r ? lo_v : lo_r;
+    hi_v = hi_v < hi_r ? hi_v : hi_r;
+    if (lo_v > hi_v)
+        return SIZE_MAX;
+    const size_t from = (size_t)lo_v, to = (size_t)hi_v;
+    /* a sparse table's sums one by one against the other table, when there are at most 64
+     * of them in the window or fewer than an eighth of the words to read (each one is a
+     * read at random of the other table, the words are read in order) */
+    const size_t window = ((to - from) / 64 + 1) / 8 > 64 ? ((to - from) / 64 + 1) / 8 : 64;
+    if (s->cl_n[q] != SIZE_MAX) {
+        const size_t *l = s->sl + s->cl_at[q], nl = s->cl_n[q];
+        const size_t j0 = st_lower(l, nl, from), j1 = st_lower(l, nl, to + 1);
+        if (j1 - j0 <= window)
+            for (size_t j = j0;; j++) {
+                if (j == j1)
+                    return SIZE_MAX;
+                const long long i = freed_side ? o + (long long)l[j] : o - (long long)l[j];
+                if (b[i / 64] >> (i % 64) & 1u) /* i in [0, bbits]: the window */
+                    return l[j];
+            }
+    }
+    if (s->rl_n[e] != SIZE_MAX) { /* v going up: i up (freed side) or down (starting) */
+        const size_t *l = s->sl + s->rl_at[e], nl = s->rl_n[e];
+        const long long ilo = freed_side ? o + (long long)from : o - (long long)to;
+        const long long ihi = freed_side ? o + (long long)to : o - (long long)from;
+        const size_t j0 = st_lower(l, nl, (size_t)ilo), j1 = st_lower(l, nl, (size_t)ihi + 1);
+        if (j1 - j0 <= window)
+            for (size_t j = 0;; j++) {
+                if (j0 + j == j1)
+                    return SIZE_MAX;
+                const long long i = (long long)l[freed_side ? j0 + j : j1 - 1 - j];
+                const long long x = freed_side ? i - o : o - i;
+                if (a[x / 64] >> (x % 64) & 1u)
+                    return (size_t)x;
+            }
+    }
+    if (freed_side) { /* a[v] and b[o + v], v upwards */
+        for (size_t x = from; x <= to; x += 64) {
+            uint64_t w = st_get64(a, abits, (long long)x) & st_get64(b, bbits, o + (long long)x);
+            if (to - x < 63)
+                w &= ((uint64_t)1 << (to - x + 1)) - 1;
+            if (w != 0)
+                return x + (size_t)__builtin_ctzll(w);
+        }
+        return SIZE_MAX;
+    }
+    /* starting side: a[x] and b[o - total + x] for x = total - v, from total - from down to
+     * total - to */
+    const long long off = o - (long long)abits, bottom = (long long)(abits - to);
+    for (long long x = (long long)(abits - from); x >= bottom;) {
+        const long long lo = x - 63 >= bottom ? x - 63 : bottom;
+        uint64_t w = st_get64(a, abits, lo) & st_get64(b, bbits, lo + off);
+        const int keep = (int)(x - lo) + 1; /* bits lo .. x */
+        if (keep < 64)
+            w &= ((uint64_t)1 << keep) - 1;
+        if (w != 0)
+            return abits - (size_t)(lo + 63 - __builtin_clzll(w));
+        if (lo == bottom)
+            break;
+        x = lo - 1;
+    }
+    return SIZE_MAX;
+}
+
 /* A subset B of the part (s->in) with the same load h at every node of its span, 0 < h <
- * height: depth first over the decisions of st_sections, "not in B" first, except the
- * first tensor of the part, which is in B (B and the rest are interchangeable). Returns
- * 1 with B, 0 without (none, or its budget spent). */
+ * height: depth first over the classes of the decisions of st_sections (st_classes), in
+ * order, each class's sums smaller first; the seed, a tensor of the first section, is in
+ * B (B and the rest are interchangeable). Returns 1 with B, 0 without (none, or its budget
+ * spent). */
 static int st_balance(st *s, const st_part *p, size_t seed)
 {
     size_t n_sec;
@@ -374,20 +647,42 @@ static int st_balance(st *s, const st_part *p, size_t seed)
     s->nsec = &n_sec;
     st_rests(s, p);
     st_reach(s, p, seed, n_sec);
+    const size_t nc = st_classes(s, p, seed);
     s->h = 0;
-    memset(s->state, 0, p->n);
-    memset(s->in, 0, p->n);
+    for (size_t c = 0; c < nc; c++)
+        s->cur[c] = SIZE_MAX;
     unsigned long long budget = s->part_nodes / (2 * ST_SEEDS);
-    size_t d = 0;
+    size_t c = 0;
     for (;;) {
-        if (d == p->n)
+        if (c == nc) {
+            for (size_t j = 0; j < nc; j++)
+                st_class_members(s, p, j, s->cur[j], seed);
             return 1;
-        const int forced = s->ord[d] == seed;
-        if (s->state[d] == (forced ? 1 : 2)) { /* every option tried: back */
-            s->state[d] = 0;
-            if (d == 0)
+        }
+        const size_t q = s->cb[c], e = s->cb[c + 1], k = s->sec[q];
+        const int last = k != n_sec && (e == p->n || s->sec[e] != k);
+        size_t v = SIZE_MAX;
+        if (last && s->cur[c] == SIZE_MAX) { /* the one sum that balances the group */
+            const int freed_side = s->ord[q] < s->secbeg[1];
+            const size_t a = freed_side ? s->sum[k] : s->freed[k];
+            const size_t b = freed_side ? s->freed[k] : s->sum[k];
+            if (a >= b) {
+                v = a - b;
+                const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size;
+                if (s->cat[q] == SIZE_MAX ? !(v == w || (v == 0 && s->ord[q] != seed))
+                                          : !st_bit(s, q, v))
+                    v = SIZE_MAX;
+            }
+        } else if (!last) { /* the next sum after which the rest of the group can balance */
+            v = k == n_sec ? st_next_sum(s, p, c, s->cur[c], seed)
+                           : st_next_fit(s, p, c, s->cur[c], seed, k);
+        }
+        if (v == SIZE_MAX) { /* every sum tried: back */
+            s->cur[c] = SIZE_MAX;
+            if (c == 0)
                 return 0;
-            st_unapply(s, p, --d);
+            c--;
+            st_class_apply(s, c, s->cur[c], -1);
             continue;
         }
         if (budget-- == 0 || st_past(s)) {
@@ -398,20 +693,13 @@ static int st_balance(st *s, const st_part *p, size_t seed)
             s->budget_hit = s->stopped = 1; /* the whole budget: nothing more is tried */
             return 0;
         }
-        const int o = forced || s->state[d] == 1;
-        s->state[d]++;
-        int ok = st_apply(s, p, d, o);
-        const size_t k = s->sec[d];
-        if (ok && k != n_sec && (d + 1 == p->n || s->sec[d + 1] != k))
-            ok = s->sum[k] == s->freed[k]; /* the group is decided: it must balance */
-        else if (ok && k != n_sec)
-            ok = st_reachable(s, d + 1, k);
-        if (ok && d + 1 == p->n)
-            ok = s->h > 0 && s->h < p->height;
-        if (ok)
-            d++;
-        else
-            st_unapply(s, p, d);
+        s->cur[c] = v;
+        st_class_apply(s, c, v, 1);
+        if (c + 1 < nc || (s->h > 0 && s->h < p->height)) {
+            c++;
+            continue;
+        }
+        st_class_apply(s, c, v, -1); /* a last class then goes back: its one sum failed */
     }
 }
 
@@ -584,7 +872,6 @@ static void st_free(st *s)
     free(s->sum);
     free(s->freed);
     free(s->in);
-    free(s->state);
     free(s->rev);
     free(s->placed);
     free(s->gap);
@@ -595,6 +882,16 @@ static void st_free(st *s)
     free(s->rf);
     free(s->rb);
     free(s->rw);
+    free(s->cb);
+    free(s->cur);
+    free(s->cat);
+    free(s->cbits);
+    free(s->cw);
+    free(s->rl_at);
+    free(s->rl_n);
+    free(s->cl_at);
+    free(s->cl_n);
+    free(s->sl);
 }
 
 static int st_alloc(st *s, size_t m, size_t count)
@@ -620,12 +917,20 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->rat = malloc(m * sizeof *s->rat);
     s->rf = malloc(m * sizeof *s->rf);
     s->rb = malloc(m * sizeof *s->rb);
+    s->cb = malloc((m + 1) * sizeof *s->cb);
+    s->cur = malloc((m + 1) * sizeof *s->cur);
+    s->cat = malloc(m * sizeof *s->cat);
+    s->cbits = malloc(m * sizeof *s->cbits);
+    s->rl_at = malloc(m * sizeof *s->rl_at);
+    s->rl_n = malloc(m * sizeof *s->rl_n);
+    s->cl_at = malloc(m * sizeof *s->cl_at);
+    s->cl_n = malloc(m * sizeof *s->cl_n);
     s->in = malloc(m);
-    s->state = malloc(m);
     return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub &&
            s->sub_off && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
-           s->freed && s->in && s->state && s->ord && s->arem && s->frem && s->rat && s->rf &&
-           s->rb;
+           s->freed && s->in && s->ord && s->arem && s->frem && s->rat && s->rf &&
+           s->rb && s->cb && s->cur && s->cat && s->cbits &&
+           s->rl_at && s->rl_n && s->cl_at && s->cl_n;
 }
 
 /* Cuts one part: across time, a whole-span tensor to the bottom, across bytes, or the
@@ -700,4 +1005,37 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     *budget_hit = s.budget_hit;
     st_free(&s);
     return stt;
+}
+
+int tp_sweep_balance(const tp_tensor_lifetime *tensors, size_t count, size_t height,
+                     size_t seed, unsigned long long budget, unsigned char *in,
+                     int *budget_hit)
+{
+    st s;
+    memset(&s, 0, sizeof s);
+    *budget_hit = 0;
+    if (count == 0 || !st_alloc(&s, count, count)) {
+        st_free(&s);
+        return count == 0 ? 0 : -1;
+    }
+    const tp_sweep_params params = { height, 0, 0, NULL, 0 };
+    s.t = tensors;
+    s.params = &params;
+    s.part_nodes = budget * 2 * ST_SEEDS; /* st_balance's share of a part budget */
+    for (size_t i = 0; i < count; i++)
+        s.idx[i] = i;
+    const st_part p = { 0, count, 0, height };
+    st_sort(&s, &p);
+    size_t pos = 0;
+    while (pos < count && s.idx[pos] != seed)
+        pos++;
+    int found = 0;
+    if (pos < count && tensors[seed].first_use == tensors[s.idx[0]].first_use) {
+        found = st_balance(&s, &p, pos);
+        for (size_t i = 0; i < count; i++)
+            in[s.idx[i]] = found ? s.in[i] : 0;
+    }
+    *budget_hit = s.budget_hit;
+    st_free(&s);
+    return found;
 }

@@ -372,6 +372,14 @@ tp_status tp_sweep_core(const tp_tensor_lifetime *tensors, size_t count,
 tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
                         const tp_sweep_params *params, unsigned long long part_nodes,
                         size_t *offsets, tp_sweep_result *result, int *budget_hit);
+/* The balance search of the cuts alone, for tests: a subset B of the tensors (all of size
+ * > 0, tight at height over their span) holding tensor seed, which must start at the
+ * earliest first use, whose load is the same h, 0 < h < height, at every node of the span.
+ * in (count) receives B. Returns 1 with B, 0 when there is none (or the budget of nodes
+ * ran out: *budget_hit), -1 when out of memory. */
+int tp_sweep_balance(const tp_tensor_lifetime *tensors, size_t count, size_t height,
+                     size_t seed, unsigned long long budget, unsigned char *in,
+                     int *budget_hit);
 
 /* lcm(a, b) of two alignments >= 1, SIZE_MAX when it does not fit. */
 /* The Luby sequence 1 1 2 1 1 2 4 ... (i >= 1): restart budgets of the exact search and of
