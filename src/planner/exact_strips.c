@@ -550,7 +550,7 @@ static size_t st_lower(const size_t *l, size_t n, size_t x)
  * starting so far and e the rest's first decision, a sum v of freed-side tensors needs
  * bit R + v + rf[e] of the rest's table, a sum v of starting ones bit R - v + rf[e]; the
  * sums of a class of starting tensors are symmetric (v and total - v), so the second is
- * read as x = total - v, upwards in the rest's table while v goes up. */
+ * read as x = total - v, both tables at one shift, downwards while v goes up. */
 static size_t st_next_fit(st *s, const st_part *p, size_t c, size_t v, size_t seed, size_t k)
 {
     const size_t q = s->cb[c], e = s->cb[c + 1];
