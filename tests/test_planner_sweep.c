@@ -362,6 +362,37 @@ static void test_first_generator_cut_within_a_budget(void **state)
     assert_int_equal(found, rounds);
 }
 
+/* When the cuts fail for some parts, each failed part is planned alone and takes its own
+ * rectangle, everything above it moved up by its excess: first generator, n = 1,000, seed
+ * 5, under a node budget (deterministic), where two parts (155 and 187 tensors) find no
+ * plan. The repaired plan is checked tile by tile at its own arena, which stays below 1.1
+ * times the capacity (1.1999 when the failed parts' tensors were placed one by one above
+ * everything, and none at all when every tensor had been placed by the parts). */
+static void test_failed_parts_keep_their_rectangles(void **state)
+{
+    (void)state;
+    const size_t n = 1000, cap = 1048576;
+    tpt_rng r = tpt_rng_seeded(5 * 1000 + n);
+    tp_tensor_lifetime *t = malloc(n * sizeof *t);
+    size_t *off = malloc(n * sizeof *off);
+    assert_true(t && off);
+    tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    tp_sweep_params p = { cap, 0, 4000000, NULL, 0 };
+    tp_sweep_result res;
+    assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);
+    assert_true(res.applies);
+    assert_false(res.found); /* not within this budget: a repaired plan */
+    assert_true(res.repaired);
+    assert_true(res.arena > cap && (double)res.arena < 1.1 * (double)cap);
+    assert_plan_within(t, n, off, res.arena);
+    size_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        top = off[i] + t[i].size > top ? off[i] + t[i].size : top;
+    assert_int_equal(top, res.arena);
+    free(t);
+    free(off);
+}
+
 /* The driver on one such problem, with two zero-size tensors added: the capacity, proven
  * optimal, by the sweep with cuts. */
 static void test_driver_plans_a_zero_waste_problem(void **state)
@@ -677,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_zero_waste_family_planned_at_the_capacity),
         cmocka_unit_test(test_balance_search_is_brute_force),
         cmocka_unit_test(test_first_generator_cut_within_a_budget),
+        cmocka_unit_test(test_failed_parts_keep_their_rectangles),
         cmocka_unit_test(test_driver_plans_a_zero_waste_problem),
         cmocka_unit_test(test_sweep_stays_out_where_it_does_not_apply),
         cmocka_unit_test(test_budget_ends_the_sweep_unproven),

@@ -15,7 +15,9 @@
  * The first two are complete; the third is not (B may be balanced and yet have no tiling
  * of its own, and only the first B found is tried), so a part that no cut splits goes to
  * the time sweep, and if the sweep finds no plan for it this pass gives up and the caller
- * runs the sweep on the whole problem. A plan it returns is always a plan. */
+ * runs the sweep on the whole problem; the plan it returns then is repaired, each failed
+ * part planned alone in its own rectangle, raised by what it needs above its height
+ * (st_repair_parts). A plan it returns is always a plan. */
 #include "planner/planner_internal.h"
 
 #include "common/clock.h"
@@ -44,9 +46,12 @@ typedef struct st {
     st_key *key;       /* scratch: one part's sort */
     st_part *work;     /* parts still to cut, a stack */
     size_t nwork;
+    st_part *failed;   /* parts the sweep found no plan for (st_repair_parts) */
+    size_t nfailed;
+    double began;      /* CLOCK_MONOTONIC seconds at the start of the pass */
     size_t *offsets;
     tp_tensor_lifetime *sub; /* a part's tensors, for the sweep */
-    size_t *sub_off;
+    size_t *sub_off, *sub_best;
     /* the part being split across bytes, per tensor: section, end section, the bytes of its
      * section from it on; per section: its first tensor, start node, bytes of B starting
      * there, bytes of B freed there */
@@ -810,6 +815,86 @@ static size_t st_lowest(st *s, size_t count, size_t x)
     return at;
 }
 
+/* The parts the sweep found no plan for, each planned alone: the greedy, then the exact
+ * search from its arena down, minimising, the better kept. A part owns its rectangle (its
+ * height over its span: no other part's tensor lives there in those bytes), so when its
+ * plan reaches d bytes above its height, every placed tensor at or above the rectangle's
+ * top moves up by d and the part takes its plan at its base: pairs above move together,
+ * pairs across only draw apart, and a tensor across the top lives outside the span. The
+ * arena then grows by the failed parts' excess over their heights, not by their tensors
+ * stacked above everything. Highest base first, so that the moves of a lower part carry
+ * the higher ones already placed. Only when every part was reached and no later round
+ * will run (the pass stopped, or no budget ran out): a quarter of the pass's time so far (ST_PART_SHARE) shared by
+ * the parts, or without a deadline ST_PART_NODES nodes each, within what is left of the
+ * pass's node budget (none left: the greedy alone). A part whose move would pass SIZE_MAX
+ * is left to st_repair. */
+#define ST_PART_NODES 100000ULL
+#define ST_PART_SHARE 0.25
+
+static int by_base_down(const void *pa, const void *pb)
+{
+    const st_part *a = pa, *b = pb;
+    return a->base > b->base ? -1 : a->base < b->base;
+}
+
+static tp_status st_repair_parts(st *s, size_t count)
+{
+    const double now = tp_clock_seconds();
+    const double slice = s->deadline > 0 ? ST_PART_SHARE * (now - s->began) / (double)s->nfailed : 0;
+    size_t *greedy = s->sub_off, *best = s->sub_best;
+    qsort(s->failed, s->nfailed, sizeof *s->failed, by_base_down);
+    for (size_t f = 0; f < s->nfailed; f++) {
+        const st_part *p = &s->failed[f];
+        const size_t *x = s->idx + p->beg;
+        for (size_t i = 0; i < p->n; i++)
+            s->sub[i] = s->t[x[i]];
+        size_t arena = 0;
+        tp_status st = tp_plan_offsets(s->sub, p->n, greedy, &arena);
+        if (st != TP_OK)
+            return st;
+        tp_exact_params xp;
+        memset(&xp, 0, sizeof xp);
+        xp.limit = arena;
+        xp.minimise = 1;
+        xp.lower_bound = p->height;
+        xp.start = tp_clock_seconds();
+        xp.deadline = s->deadline > 0 ? xp.start + slice : 0;
+        xp.node_limit = s->deadline > 0 ? 0 : ST_PART_NODES;
+        if (s->node_limit != 0) { /* the pass's budget bounds these nodes too */
+            const unsigned long long left = s->node_limit > s->nodes ? s->node_limit - s->nodes : 0;
+            xp.node_limit = xp.node_limit == 0 || left < xp.node_limit ? left : xp.node_limit;
+        }
+        tp_exact_result xr;
+        memset(&xr, 0, sizeof xr);
+        if (s->node_limit == 0 || xp.node_limit > 0) {
+            st = tp_exact_search(s->sub, p->n, &xp, best, &xr);
+            if (st != TP_OK)
+                return st;
+        }
+        s->nodes += xr.nodes;
+        const size_t *use = greedy;
+        if (xr.found && xr.arena < arena) {
+            use = best;
+            arena = xr.arena;
+        }
+        const size_t top = p->base + p->height, d = arena > p->height ? arena - p->height : 0;
+        int fits = p->base <= SIZE_MAX - arena;
+        for (size_t i = 0; fits && d > 0 && i < count; i++)
+            fits = !s->placed[i] || s->offsets[i] < top ||
+                   s->offsets[i] + s->t[i].size <= SIZE_MAX - d;
+        if (!fits)
+            continue;
+        for (size_t i = 0; d > 0 && i < count; i++)
+            if (s->placed[i] && s->offsets[i] >= top)
+                s->offsets[i] += d;
+        for (size_t i = 0; i < p->n; i++) {
+            s->offsets[x[i]] = p->base + use[i];
+            s->placed[x[i]] = 1;
+        }
+    }
+    return TP_OK;
+}
+
 /* The parts that found no plan (or were not reached) placed tensor by tensor, larger first,
  * each at the lowest offset clear of every placed tensor it meets: a plan, above the limit.
  * Skipped (0) when that would cost more than about 2^28 steps or an offset would pass
@@ -822,9 +907,9 @@ static int st_repair(st *s, size_t count, size_t m, size_t *arena)
     size_t u = 0;
     for (size_t i = 0; i < count; i++)
         u += s->t[i].size > 0 && !s->placed[i];
-    if (u == 0 || u > ((size_t)1 << 28) / count)
+    if (u > ((size_t)1 << 28) / count)
         return 0;
-    st_big *b = malloc(u * sizeof *b);
+    st_big *b = malloc((u > 0 ? u : 1) * sizeof *b);
     if (b == NULL)
         return 0;
     u = 0;
@@ -862,8 +947,10 @@ static void st_free(st *s)
     free(s->idx);
     free(s->key);
     free(s->work);
+    free(s->failed);
     free(s->sub);
     free(s->sub_off);
+    free(s->sub_best);
     free(s->sec);
     free(s->end);
     free(s->suf);
@@ -902,8 +989,10 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->idx = malloc(m * sizeof *s->idx);
     s->key = malloc(m * sizeof *s->key);
     s->work = malloc((2 * m + 1) * sizeof *s->work);
+    s->failed = malloc((m + 1) * sizeof *s->failed);
     s->sub = malloc(m * sizeof *s->sub);
     s->sub_off = malloc(m * sizeof *s->sub_off);
+    s->sub_best = malloc(m * sizeof *s->sub_best);
     s->sec = malloc(m * sizeof *s->sec);
     s->end = malloc(m * sizeof *s->end);
     s->suf = malloc(m * sizeof *s->suf);
@@ -926,8 +1015,8 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->cl_at = malloc(m * sizeof *s->cl_at);
     s->cl_n = malloc(m * sizeof *s->cl_n);
     s->in = malloc(m);
-    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->sub &&
-           s->sub_off && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
+    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->failed && s->sub &&
+           s->sub_off && s->sub_best && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
            s->freed && s->in && s->ord && s->arem && s->frem && s->rat && s->rf &&
            s->rb && s->cb && s->cur && s->cat && s->cbits &&
            s->rl_at && s->rl_n && s->cl_at && s->cl_n;
@@ -949,7 +1038,10 @@ static tp_status st_part_step(st *s, st_part p, int *ok)
     st_sort(s, &p);
     if (st_time_cuts(s, &p) || st_full_span(s, &p) || st_bytes_cut(s, &p))
         return TP_OK;
-    return st_sweep_part(s, &p, ok);
+    const tp_status st = st_sweep_part(s, &p, ok);
+    if (st == TP_OK && !*ok)
+        s->failed[s->nfailed++] = p;
+    return st;
 }
 
 tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
@@ -973,6 +1065,7 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     s.params = params;
     s.node_limit = params->node_limit;
     s.part_nodes = part_nodes;
+    s.began = tp_clock_seconds();
     m = 0;
     size_t end = 0;
     for (size_t i = 0; i < count; i++) {
@@ -998,8 +1091,18 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     }
     res->applies = 1;
     res->found = stt == TP_OK && all && s.nwork == 0 && !s.stopped;
-    if (stt == TP_OK && !res->found && st_repair(&s, count, m, &res->arena))
+    /* the failed parts planned alone when no later round will run and every part was
+     * reached (otherwise st_repair has the rest to place, and it gives up soon after the
+     * deadline) */
+    if (stt == TP_OK && !res->found && s.nwork == 0 && (s.stopped || !s.budget_hit))
+        stt = st_repair_parts(&s, count);
+    if (stt == TP_OK && !res->found && st_repair(&s, count, m, &res->arena)) {
         res->repaired = 1;
+        if (res->arena <= params->limit) { /* the failed parts fit after all: a plan */
+            res->found = 1;
+            res->repaired = 0;
+        }
+    }
     res->timed_out = s.stopped;
     res->nodes = s.nodes;
     *budget_hit = s.budget_hit;
