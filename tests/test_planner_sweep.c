@@ -311,7 +311,8 @@ static void test_balance_search_is_brute_force(void **state)
     (void)state;
     tpt_rng r = tpt_rng_seeded(77);
     size_t found = 0, none = 0;
-    for (size_t round = 0; round < (sanitized() ? 60u : 400u); round++) {
+    const size_t rounds = sanitized() ? 60 : 400;
+    for (size_t round = 0; round < rounds; round++) {
         const size_t nodes = 2 + (size_t)(tpt_rng_next(&r) % 5);
         const size_t H = 4 + (size_t)(tpt_rng_next(&r) % 37);
         const size_t n = 4 + (size_t)(tpt_rng_next(&r) % 11);
@@ -341,7 +342,8 @@ static void test_balance_search_is_brute_force(void **state)
             none += got == 0;
         }
     }
-    assert_true(found > 50 && none > 50); /* both answers met often */
+    /* both answers met often (1,222 and 378 in 400 rounds when written) */
+    assert_true(found > rounds / 8 && none > rounds / 8);
 }
 
 /* The first generator (random pieces cut at random points: nested strips, columns of many

@@ -559,7 +559,7 @@ static size_t st_lower(const size_t *l, size_t n, size_t x)
 static size_t st_next_fit(st *s, const st_part *p, size_t c, size_t v, size_t seed, size_t k)
 {
     const size_t q = s->cb[c], e = s->cb[c + 1];
-    const long long lim = (long long)1 << 60;
+    const size_t lim = (size_t)1 << 60; /* every difference below fits a long long */
     const int words = s->cat[q] != SIZE_MAX && s->rat[e] != SIZE_MAX && s->freed[k] < lim &&
                       s->sum[k] < lim && s->rf[e] < lim && s->cbits[q] < lim;
     if (!words) {
