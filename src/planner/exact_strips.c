@@ -823,11 +823,11 @@ static size_t st_lowest(st *s, size_t count, size_t x)
  * pairs across only draw apart, and a tensor across the top lives outside the span. The
  * arena then grows by the failed parts' excess over their heights, not by their tensors
  * stacked above everything. Highest base first, so that the moves of a lower part carry
- * the higher ones already placed. Only when every part was reached and no later round
- * will run (the pass stopped, or no budget ran out): a quarter of the pass's time so far (ST_PART_SHARE) shared by
- * the parts, or without a deadline ST_PART_NODES nodes each, within what is left of the
- * pass's node budget (none left: the greedy alone). A part whose move would pass SIZE_MAX
- * is left to st_repair. */
+ * the higher ones already placed. The exact search runs only with exact, for a quarter
+ * of the pass's time so far (ST_PART_SHARE; within the deadline unless the pass stopped
+ * there) shared by the parts, or without a deadline ST_PART_NODES nodes each, within what
+ * is left of the pass's node budget (none left: the greedy alone). A part whose move
+ * would pass SIZE_MAX is left to st_repair. */
 #define ST_PART_NODES 100000ULL
 #define ST_PART_SHARE 0.25
 
@@ -837,10 +837,23 @@ static int by_base_down(const void *pa, const void *pb)
     return a->base > b->base ? -1 : a->base < b->base;
 }
 
-static tp_status st_repair_parts(st *s, size_t count)
+/* The progress reports while a failed part is searched: the pass's nodes, the ticker's
+ * figures (not the part's arena), past the deadline too. */
+static void st_part_tick(const tp_plan_progress *r, void *user)
+{
+    st *s = user;
+    tp_sweep_params q = *s->params;
+    q.deadline = 0;
+    (void)tp_sweep_clock(&q, s->nodes + r->nodes);
+}
+
+static tp_status st_repair_parts(st *s, size_t count, int exact)
 {
     const double now = tp_clock_seconds();
-    const double slice = s->deadline > 0 ? ST_PART_SHARE * (now - s->began) / (double)s->nfailed : 0;
+    double share = ST_PART_SHARE * (now - s->began); /* before the deadline while it lasts */
+    if (!s->stopped && s->deadline > 0)
+        share = share < s->deadline - now ? share : s->deadline > now ? s->deadline - now : 0;
+    const double slice = s->deadline > 0 && s->nfailed > 0 ? share / (double)s->nfailed : 0;
     size_t *greedy = s->sub_off, *best = s->sub_best;
     qsort(s->failed, s->nfailed, sizeof *s->failed, by_base_down);
     for (size_t f = 0; f < s->nfailed; f++) {
@@ -860,13 +873,15 @@ static tp_status st_repair_parts(st *s, size_t count)
         xp.start = tp_clock_seconds();
         xp.deadline = s->deadline > 0 ? xp.start + slice : 0;
         xp.node_limit = s->deadline > 0 ? 0 : ST_PART_NODES;
+        xp.progress = s->params->ticker != NULL ? st_part_tick : NULL;
+        xp.user = s;
         if (s->node_limit != 0) { /* the pass's budget bounds these nodes too */
             const unsigned long long left = s->node_limit > s->nodes ? s->node_limit - s->nodes : 0;
             xp.node_limit = xp.node_limit == 0 || left < xp.node_limit ? left : xp.node_limit;
         }
         tp_exact_result xr;
         memset(&xr, 0, sizeof xr);
-        if (s->node_limit == 0 || xp.node_limit > 0) {
+        if (exact && (s->node_limit == 0 || xp.node_limit > 0)) {
             st = tp_exact_search(s->sub, p->n, &xp, best, &xr);
             if (st != TP_OK)
                 return st;
@@ -1091,11 +1106,14 @@ tp_status tp_sweep_cuts(const tp_tensor_lifetime *tensors, size_t count,
     }
     res->applies = 1;
     res->found = stt == TP_OK && all && s.nwork == 0 && !s.stopped;
-    /* the failed parts planned alone when no later round will run and every part was
+    /* the failed parts planned alone: with the exact search too when every part was
      * reached (otherwise st_repair has the rest to place, and it gives up soon after the
-     * deadline) */
-    if (stt == TP_OK && !res->found && s.nwork == 0 && (s.stopped || !s.budget_hit))
-        stt = st_repair_parts(&s, count);
+     * deadline) and, without a deadline, no later round will run (node budgets: the
+     * search's nodes are counted, and early rounds would spend them); by the greedy alone
+     * otherwise */
+    if (stt == TP_OK && !res->found)
+        stt = st_repair_parts(&s, count,
+                              s.nwork == 0 && (s.deadline > 0 || s.stopped || !s.budget_hit));
     if (stt == TP_OK && !res->found && st_repair(&s, count, m, &res->arena)) {
         res->repaired = 1;
         if (res->arena <= params->limit) { /* the failed parts fit after all: a plan */
