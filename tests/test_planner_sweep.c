@@ -244,18 +244,28 @@ static void test_driver_reports_on_tight_instances(void **state)
 /* One zero-waste problem (capacity 1,048,576 over 1,000 nodes) of either generator
  * through the sweep with cuts under a node budget: whether it found a plan, checked tile
  * by tile against the capacity. */
+/* The zero-waste problem of the bench (generator seed * 1000 + n) in *t, room for its
+ * offsets in *off. */
+static void zero_waste_problem(int balanced, size_t n, uint64_t seed, tp_tensor_lifetime **t,
+                               size_t **off)
+{
+    tpt_rng r = tpt_rng_seeded(seed * 1000 + n);
+    *t = malloc(n * sizeof **t);
+    *off = malloc(n * sizeof **off);
+    assert_non_null(*t);
+    assert_non_null(*off);
+    if (balanced)
+        tpt_zero_waste_balanced(&r, n, 1000, 1048576, *t, NULL);
+    else
+        tpt_zero_waste(&r, n, 1000, 1048576, *t, NULL);
+}
+
 static int zero_waste_planned(int balanced, size_t n, uint64_t seed, unsigned long long budget)
 {
     const size_t cap = 1048576;
-    tpt_rng r = tpt_rng_seeded(seed * 1000 + n);
-    tp_tensor_lifetime *t = malloc(n * sizeof *t);
-    size_t *off = malloc(n * sizeof *off);
-    assert_non_null(t);
-    assert_non_null(off);
-    if (balanced)
-        tpt_zero_waste_balanced(&r, n, 1000, cap, t, NULL);
-    else
-        tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    tp_tensor_lifetime *t;
+    size_t *off;
+    zero_waste_problem(balanced, n, seed, &t, &off);
     assert_true(tight_by_nodes(t, n, cap));
     tp_sweep_params p = { cap, 0, budget, NULL, 0 };
     tp_sweep_result res;
@@ -374,11 +384,9 @@ static void test_failed_parts_keep_their_rectangles(void **state)
 {
     (void)state;
     const size_t n = 1000, cap = 1048576;
-    tpt_rng r = tpt_rng_seeded(5 * 1000 + n);
-    tp_tensor_lifetime *t = malloc(n * sizeof *t);
-    size_t *off = malloc(n * sizeof *off);
-    assert_true(t && off);
-    tpt_zero_waste(&r, n, 1000, cap, t, NULL);
+    tp_tensor_lifetime *t;
+    size_t *off;
+    zero_waste_problem(0, n, 5, &t, &off);
     tp_sweep_params p = { cap, 0, 4000000, NULL, 0 };
     tp_sweep_result res;
     assert_int_equal(tp_sweep_search(t, n, &p, off, &res), TP_OK);

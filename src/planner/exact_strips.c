@@ -22,6 +22,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,12 +58,12 @@ typedef struct st {
      * there, bytes of B freed there */
     size_t *sec, *end, *suf, *secbeg, *starts, *sum, *freed;
     size_t *ord, *arem, *frem, h;
-    const size_t *nsec;
-    unsigned char *in;
+    unsigned char *in, *cstart; /* B; per decision: whether a class starts there */
     unsigned char *placed; /* per caller's tensor: planned by a part */
-    /* st_reach: per decision, where its group's table of the sums that the decisions from
-     * it to the group's end can still make starts (SIZE_MAX: none), and the words */
-    size_t *rat, *rf, *rb; /* and per decision: its freed-side bytes to the end, its bits */
+    /* st_reach: per decision that starts a class, where its group's table of the sums
+     * that the decisions from it to the group's end can still make starts (SIZE_MAX:
+     * none), its freed-side bytes to the end, its bits; the tables */
+    size_t *rat, *rf, *rb;
     uint64_t *rw;
     size_t rw_cap;
     /* st_classes: per class its first decision and the sum it has now; per decision its
@@ -244,15 +245,17 @@ static void st_rests(st *s, const st_part *p)
 /* The sums a group can still make. A group balances when the starting bytes it puts in B
  * equal the bytes of B freed at its section, so after each decision what is left must be
  * made up by the group's later decisions: starting tensors add their size to one side,
- * first-section tensors (freed side) to the other. For every decision q of a group the
- * table at s->rat[q] holds, as bits, the differences (starting - freed) that the decisions
- * q .. end can make, shifted up by the freed-side bytes among them (s->rf[q]): bit v +
- * rf[q] is set where v is reachable, over s->rb[q] + 1 bits. Built from the group's end
- * back: a decision of size w keeps the index or adds w to it (a starting tensor in B adds,
- * a freed-side one adds when not in B), the range growing by w; the seed, forced into B on
- * the freed side, keeps the index only. Exact where st_le only bounds, so the search
- * never enumerates the subsets of a long group that cannot balance. Groups whose tables
- * would pass ST_REACH_WORDS in all get none (the bounds alone then, as before). */
+ * first-section tensors (freed side) to the other. For the decision q that starts each
+ * class of a group but the first (st_classes: where the search asks what the rest of the
+ * group can make) the table at s->rat[q] holds, as bits, the differences (starting -
+ * freed) that the decisions q .. end can make, shifted up by the freed-side bytes among
+ * them (s->rf[q]): bit v + rf[q] is set where v is reachable, over s->rb[q] + 1 bits.
+ * Built from the group's end back (the tables of the other decisions in two scratch
+ * tables in turn): a decision of size w keeps the index or adds w to it (a starting
+ * tensor in B adds, a freed-side one adds when not in B), the range growing by w; the
+ * seed, forced into B on the freed side, keeps the index only. Exact where st_le only
+ * bounds, so the search never tries a class's sum after which the group cannot balance.
+ * Groups whose tables would pass ST_REACH_WORDS in all get none (the bounds then). */
 #define ST_REACH_WORDS ((size_t)1 << 22) /* 32 MiB of tables at most */
 #define ST_REACH_MIN 4                   /* shorter groups: the bounds suffice */
 
@@ -294,18 +297,9 @@ static void st_list(st *s, const uint64_t *tab, size_t bits, size_t max, size_t 
     for (size_t i = 0; i < nw && c <= max; i++)
         c += (size_t)__builtin_popcountll(tab[i]);
     *n = SIZE_MAX;
-    if (c > max || c > ST_LISTS - s->sl_used)
+    if (c > max || c > ST_LISTS - s->sl_used ||
+        TP_GROW(&s->sl, &s->sl_cap, s->sl_used + c) != TP_OK)
         return;
-    if (s->sl_used + c > s->sl_cap) {
-        size_t cap = s->sl_cap > 0 ? s->sl_cap : 1024;
-        while (cap < s->sl_used + c)
-            cap *= 2;
-        size_t *l = realloc(s->sl, cap * sizeof *l);
-        if (l == NULL)
-            return;
-        s->sl = l;
-        s->sl_cap = cap;
-    }
     *at = s->sl_used;
     for (size_t i = 0; i < nw; i++)
         for (uint64_t w = tab[i]; w != 0; w &= w - 1)
@@ -316,49 +310,46 @@ static void st_list(st *s, const uint64_t *tab, size_t bits, size_t max, size_t 
 static void st_reach(st *s, const st_part *p, size_t seed, size_t n_sec)
 {
     size_t used = 0;
-    s->sl_used = 0;
     for (size_t g = 0; g < p->n;) {
         size_t e = g;
         while (e < p->n && s->sec[e] == s->sec[g])
             e++;
-        size_t need = 0, span = 0;
+        /* kept: the tables at the classes' first decisions after the group's first, the
+         * only ones the search reads; the others in two scratch tables, in turn */
+        size_t keep = 0, span = 0;
         int want = s->sec[g] != n_sec && e - g >= ST_REACH_MIN;
         for (size_t q = e; want && q-- > g;) {
             const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size;
             want = w <= 64 * ST_REACH_WORDS && span <= 64 * ST_REACH_WORDS; /* no overflow */
             span += w;
-            need += st_words(span);
+            keep += q > g && s->cstart[q] ? st_words(span) : 0;
         }
-        if (want && need <= ST_REACH_WORDS - used && used + need > s->rw_cap) {
-            size_t cap = s->rw_cap > 0 ? s->rw_cap : 1024;
-            while (cap < used + need)
-                cap *= 2;
-            uint64_t *w = realloc(s->rw, cap * sizeof *w);
-            if (w != NULL) {
-                s->rw = w;
-                s->rw_cap = cap;
-            }
-        }
-        if (!want || need > ST_REACH_WORDS - used || used + need > s->rw_cap) {
-            for (size_t q = g; q < e; q++)
-                s->rat[q] = SIZE_MAX;
+        const size_t need = keep + 2 * st_words(span);
+        want = want && need <= ST_REACH_WORDS - used &&
+               TP_GROW(&s->rw, &s->rw_cap, used + need) == TP_OK;
+        for (size_t q = g; q < e; q++)
+            s->rat[q] = SIZE_MAX;
+        if (!want) {
             g = e;
             continue;
         }
-        /* from the group's end back: position q's table over span_q + 1 bits */
-        size_t prev = SIZE_MAX, prev_bits = 0, freed = 0;
-        for (size_t q = e; q-- > g;) {
+        const size_t scratch[2] = { used + keep, used + keep + st_words(span) };
+        size_t prev = SIZE_MAX, prev_bits = 0, freed = 0, turn = 0;
+        for (size_t q = e; q-- > g;) { /* from the group's end back */
             const size_t w = s->t[s->idx[p->beg + s->ord[q]]].size, bits = prev_bits + w;
             freed += s->ord[q] < s->secbeg[1] ? w : 0;
-            const size_t nw = st_words(bits), at = used;
+            const int kept = q > g && s->cstart[q];
+            const size_t at = kept ? used : scratch[turn ^= 1];
             uint64_t *dst = s->rw + at;
-            st_table_step(dst, nw, prev == SIZE_MAX ? NULL : s->rw + prev, prev_bits, w, 1,
-                          s->ord[q] != seed);
-            s->rat[q] = at;
-            s->rf[q] = freed;
-            s->rb[q] = bits;
-            st_list(s, dst, bits, 4096, &s->rl_at[q], &s->rl_n[q]);
-            used += nw;
+            st_table_step(dst, st_words(bits), prev == SIZE_MAX ? NULL : s->rw + prev,
+                          prev_bits, w, 1, s->ord[q] != seed);
+            if (kept) {
+                s->rat[q] = at;
+                s->rf[q] = freed;
+                s->rb[q] = bits;
+                st_list(s, dst, bits, 4096, &s->rl_at[q], &s->rl_n[q]);
+                used += st_words(bits);
+            }
             prev = at;
             prev_bits = bits;
         }
@@ -366,8 +357,8 @@ static void st_reach(st *s, const st_part *p, size_t seed, size_t n_sec)
     }
 }
 
-/* Whether the decisions from q to the end of its group can still balance it, given the
- * bytes decided so far (st_reach's table at q; without one, yes). */
+/* Whether the decisions from q (a class's first) to the end of its group can still
+ * balance it, given the bytes decided so far (st_reach's table at q; without one, yes). */
 static int st_reachable(const st *s, size_t q, size_t k)
 {
     if (s->rat[q] == SIZE_MAX)
@@ -399,6 +390,7 @@ static int st_reachable(const st *s, size_t q, size_t k)
 static size_t st_classes(st *s, const st_part *p, size_t seed)
 {
     size_t nc = 0, used = 0;
+    memset(s->cstart, 0, p->n);
     for (size_t q = 0; q < p->n;) {
         const size_t i = s->ord[q], side = i < s->secbeg[1];
         size_t e = q + 1, total = s->t[s->idx[p->beg + i]].size;
@@ -412,26 +404,18 @@ static size_t st_classes(st *s, const st_part *p, size_t seed)
             span += s->t[s->idx[p->beg + s->ord[j]]].size;
             need += st_words(span);
         }
-        int table = e - q > 1 && total <= ST_CLASS_BITS;
-        if (table && used + need > s->cw_cap) {
-            size_t cap = s->cw_cap > 0 ? s->cw_cap : 1024;
-            while (cap < used + need)
-                cap *= 2;
-            uint64_t *w = realloc(s->cw, cap * sizeof *w);
-            if (w != NULL) {
-                s->cw = w;
-                s->cw_cap = cap;
-            }
-            table = used + need <= s->cw_cap;
-        }
+        const int table = e - q > 1 && total <= ST_CLASS_BITS &&
+                          TP_GROW(&s->cw, &s->cw_cap, used + need) == TP_OK;
         if (!table) { /* member by member */
             for (size_t j = q; j < e; j++) {
                 s->cat[j] = SIZE_MAX;
+                s->cstart[j] = 1;
                 s->cb[nc++] = j;
             }
             q = e;
             continue;
         }
+        s->cstart[q] = 1;
         s->cb[nc++] = q;
         size_t prev = SIZE_MAX, prev_bits = 0;
         for (size_t j = e; j-- > q;) {
@@ -649,10 +633,10 @@ static int st_balance(st *s, const st_part *p, size_t seed)
 {
     size_t n_sec;
     st_sections(s, p, &n_sec);
-    s->nsec = &n_sec;
     st_rests(s, p);
-    st_reach(s, p, seed, n_sec);
+    s->sl_used = 0;
     const size_t nc = st_classes(s, p, seed);
+    st_reach(s, p, seed, n_sec);
     s->h = 0;
     for (size_t c = 0; c < nc; c++)
         s->cur[c] = SIZE_MAX;
@@ -974,6 +958,7 @@ static void st_free(st *s)
     free(s->sum);
     free(s->freed);
     free(s->in);
+    free(s->cstart);
     free(s->rev);
     free(s->placed);
     free(s->gap);
@@ -1030,10 +1015,11 @@ static int st_alloc(st *s, size_t m, size_t count)
     s->cl_at = malloc(m * sizeof *s->cl_at);
     s->cl_n = malloc(m * sizeof *s->cl_n);
     s->in = malloc(m);
-    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->failed && s->sub &&
-           s->sub_off && s->sub_best && s->sec && s->end && s->suf && s->secbeg && s->starts && s->sum &&
-           s->freed && s->in && s->ord && s->arem && s->frem && s->rat && s->rf &&
-           s->rb && s->cb && s->cur && s->cat && s->cbits &&
+    s->cstart = malloc(m);
+    return s->rev && s->placed && s->gap && s->idx && s->key && s->work && s->failed &&
+           s->sub && s->sub_off && s->sub_best && s->sec && s->end && s->suf && s->secbeg &&
+           s->starts && s->sum && s->freed && s->in && s->cstart && s->ord && s->arem &&
+           s->frem && s->rat && s->rf && s->rb && s->cb && s->cur && s->cat && s->cbits &&
            s->rl_at && s->rl_n && s->cl_at && s->cl_n;
 }
 
