@@ -339,65 +339,138 @@ static int reserve_records(worker *w)
 #undef KERNEL_ANY
 
 #if X86_KERNELS
-/* The same scan with AVX-512: 16 lanes a vector, comparisons into mask registers, recorded
- * candidates stored by compression. Compiled for AVX-512 whatever the target, and only called
- * when the processor has it. */
-__attribute__((target("avx512f"))) static void scan_avx512(worker *w, const query *q)
+/* The same scan with AVX-512 (F and BW): 16 lanes a vector, comparisons into mask registers,
+ * recorded candidates stored by compression. Compiled for AVX-512 whatever the target, and
+ * only called when the processor has it. Like the AVX2 form below it reads the lifetimes as
+ * the packed words t (pack_times: 12 bytes a tensor, not 16) and a chunk's rows in two loops
+ * (while some lane is unsure, then without the test and the recording), and is compiled for
+ * each of aligned, keyed and narrow. The packed test: QW - t in 16-bit halves is negative in
+ * a half that says for sure that the lifetimes are apart (an empty slot's too, see
+ * pack_times), so a lane meets the query where neither half's sign is set; a row where a
+ * half is 0 (the halves equal) is tested on the exact ranks instead. Narrow (every address,
+ * end and the size below 2^31): the room a - at is compared as a signed number, without the
+ * max that keeps an unsigned a - at from wrapping. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __mmask16
+avx512_meet(const chunk *ch, size_t at, __m512i QW, __m512i QF, __m512i QL)
+{
+    const __m512i t = _mm512_loadu_si512(ch->t + at);
+    if (__builtin_expect(_mm512_cmpeq_epi16_mask(t, QW) == 0, 1))
+        return _mm512_testn_epi32_mask(_mm512_sub_epi16(QW, t),
+                                       _mm512_set1_epi32((int)0x80008000u));
+    const __m512i f = _mm512_loadu_si512(ch->f + at), l = _mm512_loadu_si512(ch->l + at);
+    return _mm512_mask_cmple_epu32_mask(_mm512_cmpge_epu32_mask(l, QF), f, QL);
+}
+
+/* Stores the candidates (e, a) of the lanes in record; 0 when the records cannot grow. */
+__attribute__((target("avx512f"))) static int avx512_record(worker *w, __m512i e, __m512i a,
+                                                           __mmask16 record)
+{
+    if (!reserve_records(w))
+        return 0;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    _mm512_storeu_si512(w->rec_e + w->rec_n, _mm512_maskz_compress_epi32(record, e));
+    _mm512_storeu_si512(w->rec_a + w->rec_n, _mm512_maskz_compress_epi32(record, a));
+    uint32_t lanes[LANES];
+    _mm512_storeu_si512(lanes, _mm512_maskz_compress_epi32(record, lane));
+    const unsigned n_rec = (unsigned)__builtin_popcount(record);
+    for (unsigned r = 0; r < n_rec; r++)
+        w->rec_lane[w->rec_n + r] = (unsigned char)lanes[r];
+    w->rec_n += n_rec;
+    return 1;
+}
+
+typedef struct avx512_lanes {
+    __m512i e, best_gap, best_start, u;
+} avx512_lanes;
+
+/* One row k of a chunk; 0 when recording ran out of memory (never with all_sure). */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline int
+avx512_row(worker *w, const chunk *ch, uint32_t k, avx512_lanes *x, __m512i QW, __m512i QF,
+           __m512i QL, __m512i S, __m512i A1, __m512i AM, int aligned, int keyed, int narrow,
+           int all_sure)
+{
+    const size_t at_row = (size_t)k * LANES;
+    const __mmask16 m = avx512_meet(ch, at_row, QW, QF, QL);
+    const __m512i a = _mm512_loadu_si512(ch->a + at_row);
+    const __m512i at = aligned ? _mm512_and_si512(_mm512_add_epi32(x->e, A1), AM) : x->e;
+    __mmask16 ok;
+    if (narrow)
+        ok = _mm512_mask_cmpge_epi32_mask(m, _mm512_sub_epi32(a, at), S);
+    else
+        ok = _mm512_mask_cmpge_epu32_mask(m, _mm512_sub_epi32(_mm512_max_epu32(a, at), at), S);
+    const __mmask16 unsure = all_sure ? 0 : _mm512_cmplt_epu32_mask(x->e, x->u);
+    /* key_mask all ones (best fit): the smallest gap, the lowest on a tie; 0 (first fit):
+     * every gap 0, the lowest wins */
+    const __m512i gap = keyed ? _mm512_sub_epi32(a, x->e) : _mm512_setzero_si512();
+    /* the best gap kept by a minimum: one cycle from row to row, where a blend waited for
+     * the comparison with the last best */
+    const __mmask16 take = ok & (__mmask16)~unsure;
+    const __mmask16 upd = _mm512_mask_cmplt_epu32_mask(take, gap, x->best_gap);
+    x->best_gap = _mm512_mask_min_epu32(x->best_gap, take, x->best_gap, gap);
+    x->best_start = _mm512_mask_mov_epi32(x->best_start, upd, x->e);
+    if (!all_sure && (ok & unsure) != 0 && !avx512_record(w, x->e, a, ok & unsure))
+        return 0;
+    const __m512i b = _mm512_loadu_si512(ch->b + at_row);
+    x->e = _mm512_mask_max_epu32(x->e, m, x->e, b);
+    return 1;
+}
+
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+scan_avx512_body(worker *w, const query *q, int aligned, int keyed, int narrow)
 {
     const __m512i S = _mm512_set1_epi32((int)q->size), QF = _mm512_set1_epi32((int)q->first);
-    const __m512i QL = _mm512_set1_epi32((int)q->last);
+    const __m512i QL = _mm512_set1_epi32((int)q->last), QW = _mm512_set1_epi32((int)q->packed);
     const __m512i A1 = _mm512_set1_epi32((int)(q->align - 1));
     const __m512i AM = _mm512_set1_epi32((int)~(q->align - 1));
-    const __m512i KEY = _mm512_set1_epi32((int)q->key_mask);
-    const __m512i LANE = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i best_gap = _mm512_set1_epi32(-1), best_start = _mm512_set1_epi32(-1);
+    avx512_lanes x;
+    x.best_gap = x.best_start = _mm512_set1_epi32(-1);
     uint32_t bound = w->in_bound;
     w->rec_n = 0;
     for (size_t c = 0; c < w->n; c++) {
         chunk *ch = w->chunks[c];
         uint32_t u[LANES];
         lane_bound_values(ch, &bound, u);
-        const __m512i U = _mm512_loadu_si512(u);
-        __m512i e = _mm512_setzero_si512();
-        __mmask16 unsure = _mm512_cmplt_epu32_mask(e, U);
+        x.u = _mm512_loadu_si512(u);
+        x.e = _mm512_setzero_si512();
         ch->rec_from = w->rec_n;
-        for (uint32_t k = 0; k < ch->depth; k++) {
-            const __m512i a = _mm512_loadu_si512(ch->a + k * LANES);
-            const __m512i b = _mm512_loadu_si512(ch->b + k * LANES);
-            const __m512i f = _mm512_loadu_si512(ch->f + k * LANES);
-            const __m512i l = _mm512_loadu_si512(ch->l + k * LANES);
-            const __mmask16 m = _mm512_mask_cmple_epu32_mask(_mm512_cmpge_epu32_mask(l, QF), f, QL);
-            const __m512i at = _mm512_and_si512(_mm512_add_epi32(e, A1), AM);
-            const __m512i room = _mm512_sub_epi32(_mm512_max_epu32(a, at), at);
-            const __m512i gap = _mm512_and_si512(_mm512_sub_epi32(a, e), KEY);
-            const __mmask16 ok = _mm512_mask_cmpge_epu32_mask(m, room, S);
-            const __mmask16 upd =
-                _mm512_mask_cmplt_epu32_mask(ok & (__mmask16)~unsure, gap, best_gap);
-            best_gap = _mm512_mask_mov_epi32(best_gap, upd, gap);
-            best_start = _mm512_mask_mov_epi32(best_start, upd, e);
-            const __mmask16 record = ok & unsure;
-            if (record != 0) {
-                if (!reserve_records(w)) {
-                    w->failed = 1;
-                    return;
-                }
-                _mm512_storeu_si512(w->rec_e + w->rec_n, _mm512_maskz_compress_epi32(record, e));
-                _mm512_storeu_si512(w->rec_a + w->rec_n, _mm512_maskz_compress_epi32(record, a));
-                uint32_t lanes[LANES];
-                _mm512_storeu_si512(lanes, _mm512_maskz_compress_epi32(record, LANE));
-                const unsigned n_rec = (unsigned)__builtin_popcount(record);
-                for (unsigned r = 0; r < n_rec; r++)
-                    w->rec_lane[w->rec_n + r] = (unsigned char)lanes[r];
-                w->rec_n += n_rec;
+        uint32_t k = 0;
+        /* until every lane is sure (e >= u, which stays so: e only grows), rows that record */
+        for (; k < ch->depth && _mm512_cmplt_epu32_mask(x.e, x.u) != 0; k++)
+            if (!avx512_row(w, ch, k, &x, QW, QF, QL, S, A1, AM, aligned, keyed, narrow, 0)) {
+                w->failed = 1;
+                return;
             }
-            e = _mm512_mask_max_epu32(e, m, e, b);
-            unsure = _mm512_cmplt_epu32_mask(e, U);
-        }
+        /* then rows without the test: a sure lane records nothing */
+        for (; k < ch->depth; k++)
+            avx512_row(w, ch, k, &x, QW, QF, QL, S, A1, AM, aligned, keyed, narrow, 1);
         ch->rec_to = w->rec_n;
-        _mm512_storeu_si512(ch->lane_max, e);
+        _mm512_storeu_si512(ch->lane_max, x.e);
     }
-    _mm512_storeu_si512(w->best_gap, best_gap);
-    _mm512_storeu_si512(w->best_start, best_start);
+    _mm512_storeu_si512(w->best_gap, x.best_gap);
+    _mm512_storeu_si512(w->best_start, x.best_start);
+}
+
+/* scan_avx512_body compiled for each of aligned, keyed and narrow */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+scan_avx512_form(worker *w, const query *q, int narrow)
+{
+    const int aligned = q->align > 1, keyed = q->key_mask != 0;
+    if (!aligned && keyed)
+        scan_avx512_body(w, q, 0, 1, narrow);
+    else if (!aligned)
+        scan_avx512_body(w, q, 0, 0, narrow);
+    else if (keyed)
+        scan_avx512_body(w, q, 1, 1, narrow);
+    else
+        scan_avx512_body(w, q, 1, 0, narrow);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static void scan_avx512(worker *w, const query *q)
+{
+    if (q->narrow)
+        scan_avx512_form(w, q, 1);
+    else
+        scan_avx512_form(w, q, 0);
 }
 
 /* The same scan with AVX2 intrinsics: a row of 16 lanes as two vectors of 8, each half with
@@ -855,7 +928,7 @@ static void read_cpu_level(void)
 {
 #if X86_KERNELS
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
         cpu_level = 2;
     else if (__builtin_cpu_supports("avx2"))
         cpu_level = 1;
