@@ -86,13 +86,13 @@ static void test_the_scan_equals_the_plain_pass_on_random_inputs(void **state)
     }
 }
 
-/* Enough tensors that chunks fill, split and move between threads (a chunk splits at 12,288
+/* Enough tensors that chunks fill, split and move between threads (a chunk splits at 24,576
  * tensors), with lifetimes of up to 2,000 nodes so that the plain pass stays quick. */
 static void test_split_chunks_shared_by_threads_give_the_same_offsets(void **state)
 {
     (void)state;
     rng.state = 424242;
-    const size_t n = sanitized() ? 14000 : 30000;
+    const size_t n = sanitized() ? 28000 : 30000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     random_tensors(t, n, n, 2000);
@@ -106,7 +106,8 @@ static void test_split_chunks_shared_by_threads_give_the_same_offsets(void **sta
     free(want);
 }
 
-/* Pinned to one processor, helpers that share the scan keep the calling thread waiting
+/* Pinned to one processor (with enough tensors that a chunk splits and the helpers have
+ * parts of their own), helpers that share the scan keep the calling thread waiting
  * longer than it works, so the scan stops sharing and tries again at every doubling of the
  * placed tensors (greedy_scan.c, note_wait): both ways and every switch between them must
  * give the offsets of the plain rule. The helpers inherit the caller's processor mask. */
@@ -124,7 +125,7 @@ static void test_threads_pinned_to_one_processor_give_the_same_offsets(void **st
     CPU_SET(cpu, &one);
     assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
     rng.state = 31337;
-    const size_t n = sanitized() ? 10000 : 20000;
+    const size_t n = sanitized() ? 26000 : 40000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     random_tensors(t, n, n, 1500);
@@ -147,7 +148,7 @@ static void test_dense_long_lifetimes_match_the_tree(void **state)
 {
     (void)state;
     rng.state = 777;
-    const size_t n = sanitized() ? 6000 : 20000;
+    const size_t n = sanitized() ? 6000 : 40000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     for (size_t i = 0; i < n; i++) {

@@ -12,7 +12,7 @@
  * the gap [E, start). The smallest fitting gap (lowest on a tie) and the final E (where the
  * union ends, for appending) are the whole answer: no set is built.
  *
- * Layout. The sorted sequence is cut into chunks of up to 16 x 1024 tensors, and a chunk into
+ * Layout. The sorted sequence is cut into chunks of up to 16 x 2048 tensors, and a chunk into
  * 16 lanes: lane j holds a contiguous run of the chunk's sequence, and row k holds the k-th
  * tensor of every lane, so one vector load reads one tensor of each lane. Every lane keeps its
  * own running maximum, so the scan needs no shuffles; what a lane cannot know is the union's
@@ -49,7 +49,12 @@
 #endif
 
 #define LANES 16
-#define DEPTH 1024
+/* Rows of a chunk. Each lane begins unsure (below), so every chunk pays for rows that test
+ * and record; deeper chunks pay that less often and cost more to insert into (the rows after
+ * the new tensor shift). 2,048 against 1,024: 1e5 random lifetimes 1.11-1.16 -> 0.99 s on one
+ * thread, 1e6 about 135 -> 103-112 s of CPU (BENCHMARKS.md); 4,096 gained no more at 1e6 and
+ * leaves too few chunks at 1e5 to share evenly between two threads. */
+#define DEPTH 2048
 #define CAP (LANES * DEPTH)
 #define NO_TIME UINT32_MAX /* first use of an empty slot: conflicts with nothing */
 /* The packed word of an empty slot: first use 0x7fff, above every packed first use, and a
