@@ -24,8 +24,8 @@
  * thread owns a contiguous part of the chunks, inserts into them and scans them, and they stay
  * in its cache; the calling thread then walks the lanes' maxima in order for the carries.
  *
- * Cost: every placement reads every placed tensor, O(n^2) for n tensors, at about 0.07 ns per
- * tensor on one Zen 4 core with AVX-512 (16 lanes of 32 bits, 12 bytes a tensor: about 3.5
+ * Cost: every placement reads every placed tensor, O(n^2) for n tensors, at about 0.06 ns per
+ * tensor on one Zen 4 core with AVX-512 (16 lanes of 32 bits, 12 bytes a tensor: about 3
  * ns a row, bound by its instructions rather than its bytes: reading the end as a 16-bit size
  * instead, 10 bytes a tensor, took the same time at 3e5 and 1e6 tensors). tp_greedy_place uses it only when
  * lifetimes are long (see greedy_tree.c), and only for addresses below 4 GiB. */
