@@ -125,7 +125,7 @@ static void test_threads_pinned_to_one_processor_give_the_same_offsets(void **st
     CPU_SET(cpu, &one);
     assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
     rng.state = 31337;
-    const size_t n = sanitized() ? 26000 : 40000;
+    const size_t n = sanitized() ? 26000 : 30000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     random_tensors(t, n, n, 1500);
@@ -140,7 +140,8 @@ static void test_threads_pinned_to_one_processor_give_the_same_offsets(void **st
     free(want);
 }
 
-/* Dense conflicts: lifetimes up to half of all nodes, as in the benchmark that the scan is for.
+/* Dense conflicts: lifetimes up to half of all nodes, as in the benchmark that the scan is for
+ * (unsanitized, enough tensors that a chunk splits).
  * Lanes whose first tensors conflict with nothing stay unsure for long; the tree pass, checked
  * against the plain one in test_planner_fast, is the reference here because the plain pass
  * would take too long. */
@@ -148,7 +149,7 @@ static void test_dense_long_lifetimes_match_the_tree(void **state)
 {
     (void)state;
     rng.state = 777;
-    const size_t n = sanitized() ? 6000 : 40000;
+    const size_t n = sanitized() ? 6000 : 26000;
     tp_tensor_lifetime *t = malloc(n * sizeof *t);
     size_t *order = malloc(n * sizeof *order), *want = malloc(n * sizeof *want);
     for (size_t i = 0; i < n; i++) {
