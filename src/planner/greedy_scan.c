@@ -25,10 +25,11 @@
  * in its cache; the calling thread then walks the lanes' maxima in order for the carries.
  *
  * Cost: every placement reads every placed tensor, O(n^2) for n tensors, at about 0.06 ns per
- * tensor on one Zen 4 core with AVX-512 (16 lanes of 32 bits, 12 bytes a tensor: about 3
- * ns a row, bound by its instructions rather than its bytes: reading the end as a 16-bit size
- * instead, 10 bytes a tensor, took the same time at 3e5 and 1e6 tensors). tp_greedy_place uses it only when
- * lifetimes are long (see greedy_tree.c), and only for addresses below 4 GiB. */
+ * tensor on one Zen 4 core with AVX-512 (16 lanes of 32 bits, 12 bytes a tensor: about 3 ns
+ * a row, bound by its instructions rather than its bytes: reading the end as a 16-bit size
+ * instead, 10 bytes a tensor, took the same time at 3e5 and 1e6 tensors). tp_greedy_place
+ * uses it only when lifetimes are long (see greedy_tree.c), and only for addresses below
+ * 4 GiB. */
 #include "planner/planner_internal.h"
 
 #include "common/error.h"
@@ -49,11 +50,12 @@
 #endif
 
 #define LANES 16
-/* Rows of a chunk. Each lane begins unsure (below), so every chunk pays for rows that test
- * and record; deeper chunks pay that less often and cost more to insert into (the rows after
- * the new tensor shift). 2,048 against 1,024: 1e5 random lifetimes 1.11-1.16 -> 0.99 s on one
- * thread, 1e6 about 135 -> 103-112 s of CPU (BENCHMARKS.md); 4,096 gained no more at 1e6 and
- * leaves too few chunks at 1e5 to share evenly between two threads. */
+/* Rows of a chunk. Deeper chunks are read in longer runs of each array and set up less often
+ * per query (the rows that test sureness are not what they save: 1.5% of all rows at 1e5),
+ * and cost more to insert into (the rows after the new tensor shift). 2,048 against 1,024:
+ * 1e5 random lifetimes 1.11-1.16 -> 0.97-0.98 s on one thread, 1e6 about 135 -> 103-112 s of
+ * CPU (BENCHMARKS.md); 4,096 gained no more at 1e6 and leaves too few chunks at 1e5 to share
+ * evenly between two threads. */
 #define DEPTH 2048
 #define CAP (LANES * DEPTH)
 #define NO_TIME UINT32_MAX /* first use of an empty slot: conflicts with nothing */
@@ -346,6 +348,29 @@ static int reserve_records(worker *w)
 #undef KERNEL_ANY
 
 #if X86_KERNELS
+/* Runs body(w, q, aligned, keyed, narrow) with aligned (an alignment above 1), keyed (best
+ * fit) and narrow as constants, so that the compiler makes one copy of body for each and no
+ * needless constant takes a register (the vector forms below). */
+#define SCAN_FORMS(body, w, q)                                                                 \
+    do {                                                                                       \
+        const int aligned_ = (q)->align > 1, keyed_ = (q)->key_mask != 0;                      \
+        if ((q)->narrow)                                                                       \
+            SCAN_FORMS_OF(body, w, q, aligned_, keyed_, 1);                                    \
+        else                                                                                   \
+            SCAN_FORMS_OF(body, w, q, aligned_, keyed_, 0);                                    \
+    } while (0)
+#define SCAN_FORMS_OF(body, w, q, aligned, keyed, narrow)                                      \
+    do {                                                                                       \
+        if (!(aligned) && (keyed))                                                             \
+            body(w, q, 0, 1, narrow);                                                          \
+        else if (!(aligned))                                                                   \
+            body(w, q, 0, 0, narrow);                                                          \
+        else if (keyed)                                                                        \
+            body(w, q, 1, 1, narrow);                                                          \
+        else                                                                                   \
+            body(w, q, 1, 0, narrow);                                                          \
+    } while (0)
+
 /* The same scan with AVX-512 (F and BW): 16 lanes a vector, comparisons into mask registers,
  * recorded candidates stored by compression. Compiled for AVX-512 whatever the target, and
  * only called when the processor has it. Like the AVX2 form below it reads the lifetimes as
@@ -457,27 +482,9 @@ scan_avx512_body(worker *w, const query *q, int aligned, int keyed, int narrow)
     _mm512_storeu_si512(w->best_start, x.best_start);
 }
 
-/* scan_avx512_body compiled for each of aligned, keyed and narrow */
-__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
-scan_avx512_form(worker *w, const query *q, int narrow)
-{
-    const int aligned = q->align > 1, keyed = q->key_mask != 0;
-    if (!aligned && keyed)
-        scan_avx512_body(w, q, 0, 1, narrow);
-    else if (!aligned)
-        scan_avx512_body(w, q, 0, 0, narrow);
-    else if (keyed)
-        scan_avx512_body(w, q, 1, 1, narrow);
-    else
-        scan_avx512_body(w, q, 1, 0, narrow);
-}
-
 __attribute__((target("avx512f,avx512bw"))) static void scan_avx512(worker *w, const query *q)
 {
-    if (q->narrow)
-        scan_avx512_form(w, q, 1);
-    else
-        scan_avx512_form(w, q, 0);
+    SCAN_FORMS(scan_avx512_body, w, q);
 }
 
 /* The same scan with AVX2 intrinsics: a row of 16 lanes as two vectors of 8, each half with
@@ -711,28 +718,12 @@ scan_avx2_body(worker *w, const query *q, int aligned, int keyed, int narrow)
     _mm256_storeu_si256((__m256i *)(void *)(w->best_start + 8), x1.best_start);
 }
 
-/* scan_avx2_body compiled for each of aligned and keyed, in one form (narrow a constant) */
-__attribute__((target("avx2"), always_inline)) static inline void
-scan_avx2_form(worker *w, const query *q, int narrow)
-{
-    const int aligned = q->align > 1, keyed = q->key_mask != 0;
-    if (!aligned && keyed)
-        scan_avx2_body(w, q, 0, 1, narrow);
-    else if (!aligned)
-        scan_avx2_body(w, q, 0, 0, narrow);
-    else if (keyed)
-        scan_avx2_body(w, q, 1, 1, narrow);
-    else
-        scan_avx2_body(w, q, 1, 0, narrow);
-}
-
 __attribute__((target("avx2"))) static void scan_avx2(worker *w, const query *q)
 {
-    if (q->narrow)
-        scan_avx2_form(w, q, 1);
-    else
-        scan_avx2_form(w, q, 0);
+    SCAN_FORMS(scan_avx2_body, w, q);
 }
+#undef SCAN_FORMS
+#undef SCAN_FORMS_OF
 #endif
 
 /* A worker's part of a query: the insertion routed to it by the previous one, then its scan. */

@@ -88,10 +88,11 @@ static double tree_us(double live)
 /* Whether the address-ordered scan of greedy_scan.c should be faster than the tree here. Both
  * give the same offsets, so this only decides speed. Measured like tree_us, in microseconds
  * per placement: the scan with AVX-512 about 1.5 + 0.085e-3 n on one thread (0.05e-3 n on
- * two from 65,536 tensors; 0.14e-3 and 0.08e-3 before its form read packed lifetimes in two
- * loops from chunks of 16 x 2,048), with AVX2 about 2 + 0.19e-3 n (0.11e-3 n on two; 0.3e-3 and
- * 0.17e-3 before the AVX2 form had intrinsics of its own), whatever the lifetimes. Without either instruction set the scan is never chosen: its portable form is 10
- * times slower. */
+ * two from 65,536 tensors; 0.14e-3 and 0.08e-3 before that form read packed lifetimes in two
+ * loops and chunks were 16 x 1,024 deep), with AVX2 about 2 + 0.19e-3 n (0.11e-3 n on two;
+ * 0.3e-3 and 0.17e-3 before the AVX2 form had intrinsics of its own), whatever the lifetimes.
+ * Without either instruction set the scan is never chosen: its portable form is 10 times
+ * slower. */
 static int scan_pays_off(size_t n_order, double live, size_t alignment, unsigned threads)
 {
     const int level = tp_scan_level();
